@@ -1,0 +1,51 @@
+# Third-party libraries: the installed package first (Debian: doctest-dev, libcli11-dev,
+# nlohmann-json3-dev, libtomlplusplus-dev), a pinned download as the fallback for machines
+# that have internet access but not the packages.
+include(FetchContent)
+
+function(cdplab_require package target)
+  cmake_parse_arguments(ARG "" "GIT_REPOSITORY;GIT_TAG" "" ${ARGN})
+  find_package(${package} QUIET CONFIG)
+  if(TARGET ${target})
+    message(STATUS "cdp-lab: ${package} ${${package}_VERSION} (installed)")
+    return()
+  endif()
+  message(STATUS "cdp-lab: ${package} not installed; fetching ${ARG_GIT_TAG}")
+  FetchContent_Declare(${package} GIT_REPOSITORY ${ARG_GIT_REPOSITORY} GIT_TAG ${ARG_GIT_TAG}
+                       GIT_SHALLOW TRUE)
+  FetchContent_MakeAvailable(${package})
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "cdp-lab: ${package} provides no target ${target}")
+  endif()
+endfunction()
+
+cdplab_require(doctest doctest::doctest
+  GIT_REPOSITORY https://github.com/doctest/doctest.git GIT_TAG v2.4.9)
+
+# The suites write their results as JSON, so every build needs nlohmann_json.
+cdplab_require(nlohmann_json nlohmann_json::nlohmann_json
+  GIT_REPOSITORY https://github.com/nlohmann/json.git GIT_TAG v3.11.2)
+
+if(CDPLAB_BUILD_TOOLS)
+  cdplab_require(CLI11 CLI11::CLI11
+    GIT_REPOSITORY https://github.com/CLIUtils/CLI11.git GIT_TAG v2.1.2)
+  cdplab_require(tomlplusplus tomlplusplus::tomlplusplus
+    GIT_REPOSITORY https://github.com/marzer/tomlplusplus.git GIT_TAG v3.3.0)
+endif()
+
+# doctest_discover_tests(): from the installed package, or from the fetched sources.
+if(NOT COMMAND doctest_discover_tests)
+  if(DEFINED doctest_SOURCE_DIR)
+    include("${doctest_SOURCE_DIR}/scripts/cmake/doctest.cmake")
+  else()
+    include("${doctest_DIR}/doctest.cmake")
+  endif()
+endif()
+
+# cdplab_discover_tests(<target> [PREFIX p] [LABELS l...] [PROPERTIES k v...]):
+# every TEST_CASE of a doctest executable becomes one CTest test, run in its own process.
+function(cdplab_discover_tests target)
+  cmake_parse_arguments(ARG "" "PREFIX" "LABELS;PROPERTIES" ${ARGN})
+  doctest_discover_tests(${target} TEST_PREFIX "${ARG_PREFIX}"
+                         PROPERTIES LABELS "${ARG_LABELS}" ${ARG_PROPERTIES})
+endfunction()

@@ -1,0 +1,102 @@
+# The one mechanism every chapter uses. A chapter is a set of files, found by name:
+#   grader/suites/<chapter>/<stem>_test.cpp   the test suite of exercise <stem>
+#   <CDPLAB_EXERCISE_DIR>/<chapter>/<stem>.cu the exercise (student, solution or submission)
+#   grader/suites/<chapter>/support/*.cu      grader-side kernels the suites need (optional)
+#   grader/oracles/<chapter>.cpp              the chapter's CPU oracles (optional)
+#   starter/drivers/<chapter>.cpp             the chapter's demo driver (optional)
+# chapters/<chapter>/chapter.toml names the same stems; a project test checks that they agree.
+
+set_property(GLOBAL PROPERTY CDPLAB_EXERCISE_INDEX "")
+
+# cdplab_add_chapter(<chapter>): targets and CTest tests for every exercise of a chapter.
+function(cdplab_add_chapter chapter)
+  set(suite_dir "${PROJECT_SOURCE_DIR}/grader/suites/${chapter}")
+  string(REGEX REPLACE "[^A-Za-z0-9]" "_" chapter_id "${chapter}")
+  file(GLOB suite_sources CONFIGURE_DEPENDS "${suite_dir}/*_test.cpp")
+  list(SORT suite_sources)
+
+  set(oracle_target "")
+  if(EXISTS "${PROJECT_SOURCE_DIR}/grader/oracles/${chapter}.cpp")
+    set(oracle_target "cdplab_oracle_${chapter_id}")
+    add_library(${oracle_target} STATIC "${PROJECT_SOURCE_DIR}/grader/oracles/${chapter}.cpp")
+    target_link_libraries(${oracle_target} PUBLIC cdplab::oracle_common)
+  endif()
+
+  set(support_target "")
+  file(GLOB support_sources CONFIGURE_DEPENDS "${suite_dir}/support/*.cu")
+  if(support_sources)
+    set(support_target "cdplab_support_${chapter_id}")
+    add_library(${support_target} STATIC ${support_sources})
+    set_target_properties(${support_target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+    target_link_libraries(${support_target} PUBLIC cdplab::starter)
+  endif()
+
+  set(exercise_targets "")
+  set(all_present TRUE)
+  foreach(suite_source IN LISTS suite_sources)
+    get_filename_component(stem "${suite_source}" NAME_WE)
+    string(REGEX REPLACE "_test$" "" stem "${stem}")
+    set(exercise_source "${CDPLAB_EXERCISE_DIR}/${chapter}/${stem}.cu")
+    set(test_name "${chapter}/${stem}")
+    if(NOT EXISTS "${exercise_source}")
+      # A submission may lack a file: the grader reports it; the build goes on without it.
+      message(STATUS "cdp-lab: ${test_name}: ${exercise_source} not found; not built")
+      set(all_present FALSE)
+      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}")
+      continue()
+    endif()
+
+    set(exercise_target "cdplab_exercise_${chapter_id}_${stem}")
+    add_library(${exercise_target} STATIC "${exercise_source}")
+    set_target_properties(${exercise_target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+    target_link_libraries(${exercise_target} PUBLIC cdplab::starter ${support_target})
+    list(APPEND exercise_targets ${exercise_target})
+
+    set(suite_target "suite_${chapter_id}_${stem}")
+    add_executable(${suite_target} "${suite_source}")
+    target_link_libraries(${suite_target} PRIVATE ${exercise_target} ${oracle_target}
+                          cdplab::harness)
+    target_compile_definitions(${suite_target} PRIVATE CDPLAB_SUITE_NAME="${test_name}")
+    # One CTest test per check ("01-fundamentals/child_grids/<check>"): a crash or a hang in
+    # one check cannot spoil the others; CTest's timeout backs up the suite's own watchdog.
+    math(EXPR ctest_timeout "${CDPLAB_CHECK_TIMEOUT} + 15")
+    cdplab_discover_tests(${suite_target} PREFIX "${test_name}/"
+      LABELS gpu ${chapter} ${test_name}
+      PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout})
+    cdplab_index_add("${chapter}" "${stem}" "${suite_target}" "$<TARGET_FILE:${suite_target}>"
+                     "${exercise_source}")
+  endforeach()
+
+  set(driver_source "${PROJECT_SOURCE_DIR}/starter/drivers/${chapter}.cpp")
+  if(EXISTS "${driver_source}" AND all_present AND exercise_targets)
+    add_executable(demo_${chapter_id} "${driver_source}")
+    target_link_libraries(demo_${chapter_id} PRIVATE ${exercise_targets})
+    set_target_properties(demo_${chapter_id} PROPERTIES OUTPUT_NAME "demo-${chapter}")
+    set_property(GLOBAL APPEND PROPERTY CDPLAB_DRIVERS
+      "\"${chapter}\": {\"target\": \"demo_${chapter_id}\", \"executable\": \"$<TARGET_FILE:demo_${chapter_id}>\"}")
+  endif()
+endfunction()
+
+function(cdplab_index_add chapter stem target executable source)
+  set_property(GLOBAL APPEND PROPERTY CDPLAB_EXERCISE_INDEX
+    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\"}")
+endfunction()
+
+# Writes <build>/cdplab-index.json: what this build tree holds, for the cdplab command line.
+function(cdplab_write_exercise_index)
+  get_property(entries GLOBAL PROPERTY CDPLAB_EXERCISE_INDEX)
+  get_property(drivers GLOBAL PROPERTY CDPLAB_DRIVERS)
+  list(JOIN entries ",\n    " entries_json)
+  list(JOIN drivers ",\n    " drivers_json)
+  file(GENERATE OUTPUT "${PROJECT_BINARY_DIR}/cdplab-index.json" CONTENT
+"{
+  \"exercise_dir\": \"${CDPLAB_EXERCISE_DIR}\",
+  \"exercises\": [
+    ${entries_json}
+  ],
+  \"drivers\": {
+    ${drivers_json}
+  }
+}
+")
+endfunction()

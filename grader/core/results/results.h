@@ -1,0 +1,62 @@
+/// @file results.h
+/// @brief The outcome of a grading run: exercises, their checks and rules, points.
+///        Every report format (terminal, JSON, Gradescope, JUnit) is rendered from this.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cdplab::grading {
+
+enum class Outcome { passed, failed, skipped };
+enum class ItemKind { check, rule };
+
+const char* to_string(Outcome outcome);
+const char* to_string(ItemKind kind);
+
+/// One graded item: a check of the exercise's test suite, or a CDP rule of its manifest.
+struct Item {
+  ItemKind kind = ItemKind::check;
+  std::string name;         ///< check name (suite) or rule description
+  Outcome outcome = Outcome::failed;
+  double points = 0;        ///< awarded
+  double max_points = 0;    ///< possible
+  std::string feedback;     ///< why it failed or was skipped: expected against found
+  double seconds = 0;       ///< run time of a check (0 for rules)
+};
+
+/// One exercise of one chapter.
+struct ExerciseResult {
+  std::string chapter;      ///< "01-fundamentals"
+  std::string id;           ///< "child-grids"
+  std::string title;        ///< "One child grid per parent thread"
+  std::string file;         ///< "01-fundamentals/child_grids.cu"
+  std::string problem;      ///< empty, or why nothing could run: missing file, compile error
+  std::string build_log;    ///< the compiler's own words when it failed to compile
+  std::string hint;         ///< the first hint, offered when something failed
+  std::vector<Item> items;
+
+  double points() const;
+  double max_points() const;
+  bool all_passed() const;  ///< every item passed
+};
+
+/// A whole run of the grader over a folder.
+struct GradeReport {
+  std::string source;        ///< the folder graded (chapters/, solutions/ or a submission)
+  std::string device;        ///< the GPU the checks ran on; empty without one
+  std::string gpu_problem;   ///< why GPU checks were skipped; empty when a GPU was used
+  std::uint64_t seed = 0;    ///< the seed the checks used
+  std::string started_at;    ///< ISO 8601, UTC
+  double seconds = 0;        ///< wall time of the whole run
+  std::string tool_version;  ///< cdp-lab version
+  std::vector<ExerciseResult> exercises;
+
+  double points() const;
+  double max_points() const;
+  int count(Outcome outcome) const;  ///< items with that outcome
+  bool complete() const;             ///< nothing skipped: the grade is final
+};
+
+}  // namespace cdplab::grading

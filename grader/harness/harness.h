@@ -1,0 +1,31 @@
+/// @file harness.h
+/// @brief What an exercise test suite uses: GPU checks, the run's seed, per-check inputs.
+///
+/// A suite is a doctest file `grader/suites/<chapter>/<stem>_test.cpp`. Each GPU_CHECK is one
+/// graded check; its name is the one chapter.toml gives points to. The harness supplies main():
+/// it skips GPU checks (reporting them skipped, never passed) when no GPU is present, stops a
+/// check that hangs, and records every result for the cdplab command line.
+#pragma once
+
+#include "cdplab/random.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+/// A graded check that needs a GPU. Use like TEST_CASE: GPU_CHECK("name") { ... }
+#define GPU_CHECK(name) TEST_CASE(name * doctest::test_suite("gpu"))
+
+namespace cdplab::harness {
+
+/// The seed practice runs use when CDPLAB_SEED is not set.
+constexpr std::uint64_t kPracticeSeed = 20260101;
+
+/// The seed of this run: CDPLAB_SEED when set (the grader passes a fresh one), else kPracticeSeed.
+std::uint64_t run_seed();
+
+/// A generator for the running check: depends on the run's seed and the check's name, so a
+/// check sees the same input whatever other checks ran before it.
+Random check_rng();
+
+}  // namespace cdplab::harness

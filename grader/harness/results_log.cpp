@@ -1,0 +1,259 @@
+#include "results_log.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#ifndef CDPLAB_CHECK_TIMEOUT
+#define CDPLAB_CHECK_TIMEOUT 30  // seconds; the build sets it from its cache variable
+#endif
+
+namespace cdplab::harness {
+namespace {
+
+using json = nlohmann::json;
+
+struct State {
+  int fd = -1;
+  std::string suite;
+  std::uint64_t seed = 0;
+  std::string device;
+  std::string skip_reason;
+  CaseSelected selected = nullptr;
+  double limit_seconds = CDPLAB_CHECK_TIMEOUT;
+  int ran = 0;
+  int skipped = 0;
+  // Written before a check starts, read by the signal handler: a ready-made line.
+  char crash_line[2048] = {0};
+  std::size_t crash_line_length = 0;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+void write_line(const json& record) {
+  if (state().fd < 0) return;
+  const std::string line = record.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  ssize_t ignored = ::write(state().fd, line.data(), line.size());
+  (void)ignored;
+}
+
+json base_record(const char* event, const std::string& check) {
+  return json{{"event", event}, {"suite", state().suite}, {"check", check}};
+}
+
+/// Ends the process from the watchdog thread when a check overruns its time limit.
+class Watchdog {
+ public:
+  void arm(const std::string& check, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    check_ = check;
+    deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    armed_ = true;
+    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+    wake_.notify_all();
+  }
+  void disarm() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    armed_ = false;
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!quit_) {
+      if (!armed_) {
+        wake_.wait(lock);
+        continue;
+      }
+      if (wake_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ && Clock::now() >= deadline_) {
+        std::ostringstream reason;
+        reason << "stopped after " << state().limit_seconds
+               << " s without finishing: a kernel that never ends (a loop whose condition never "
+                  "changes, threads waiting at a __syncthreads() others never reach, a parent "
+                  "spinning on a flag its child sets) hangs the GPU";
+        json record = base_record("stopped", check_);
+        record["reason"] = reason.str();
+        write_line(record);
+        std::fprintf(stderr, "cdplab: check \"%s\" %s\n", check_.c_str(), reason.str().c_str());
+        std::_Exit(124);
+      }
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+  std::string check_;
+  Clock::time_point deadline_{};
+  bool armed_ = false;
+  bool quit_ = false;
+};
+
+Watchdog& watchdog() {
+  static Watchdog w;
+  return w;
+}
+
+extern "C" void on_crash(int signal_number) {
+  const State& s = state();
+  if (s.fd >= 0 && s.crash_line_length > 0) {
+    ssize_t ignored = ::write(s.fd, s.crash_line, s.crash_line_length);
+    (void)ignored;
+  }
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+}
+
+void prepare_crash_line(const std::string& check) {
+  json record = base_record("stopped", check);
+  record["reason"] =
+      "the test program crashed (a host-side fault: an out-of-range index into a std::vector, "
+      "a null or device pointer dereferenced on the host)";
+  std::string line = record.dump() + "\n";
+  State& s = state();
+  s.crash_line_length = std::min(line.size(), sizeof s.crash_line - 1);
+  std::memcpy(s.crash_line, line.data(), s.crash_line_length);
+}
+
+std::string current_contexts() {
+  std::ostringstream out;
+  const int n = doctest::IReporter::get_num_active_contexts();
+  const doctest::IContextScope* const* contexts = doctest::IReporter::get_active_contexts();
+  for (int i = 0; i < n; ++i) {
+    contexts[i]->stringify(&out);
+    out << "; ";
+  }
+  std::string text = out.str();
+  if (text.size() >= 2) text.resize(text.size() - 2);
+  return text;
+}
+
+/// doctest listener: turns doctest events into results-log records.
+class ResultsListener : public doctest::IReporter {
+ public:
+  explicit ResultsListener(const doctest::ContextOptions&) {}
+
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+
+  void test_case_start(const doctest::TestCaseData& tc) override {
+    failures_.clear();
+    json record = base_record("start", tc.m_name);
+    record["seed"] = state().seed;
+    record["device"] = state().device;
+    write_line(record);
+    prepare_crash_line(tc.m_name);
+    watchdog().arm(tc.m_name, state().limit_seconds);
+  }
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+
+  void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
+    watchdog().disarm();
+    const auto* options = doctest::getContextOptions();
+    const std::string name = options && options->currentTest ? options->currentTest->m_name : "";
+    const bool passed = stats.testCaseSuccess && stats.numAssertsFailedCurrentTest == 0 && failures_.empty();
+    json record = base_record("end", name);
+    record["status"] = passed ? "passed" : "failed";
+    record["seconds"] = stats.seconds;
+    record["failures"] = failures_;
+    write_line(record);
+    state().crash_line_length = 0;
+    ++state().ran;
+  }
+
+  void test_case_exception(const doctest::TestCaseException& e) override {
+    failures_.push_back(std::string(e.error_string.c_str()));
+  }
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+
+  void log_assert(const doctest::AssertData& ad) override {
+    if (!ad.m_failed) return;
+    std::ostringstream out;
+    const std::string context = current_contexts();
+    if (!context.empty()) {
+      out << context;
+    } else if (ad.m_threw) {
+      out << ad.m_expr << " threw: " << ad.m_exception.c_str();
+    } else {
+      out << ad.m_expr << " is false (" << ad.m_decomp.c_str() << ")";
+    }
+    failures_.push_back(out.str());
+  }
+  void log_message(const doctest::MessageData& message) override {
+    if (message.m_severity & doctest::assertType::is_warn) return;
+    failures_.push_back(message.m_string.c_str());
+  }
+
+  void test_case_skipped(const doctest::TestCaseData& tc) override {
+    // Cases outside a --test-case filter are not this process's business; only GPU checks
+    // skipped for want of a GPU are recorded.
+    if (state().skip_reason.empty() || std::strcmp(tc.m_test_suite, "gpu") != 0) return;
+    if (state().selected && !state().selected(tc.m_name)) return;
+    json record = base_record("skipped", tc.m_name);
+    record["reason"] = state().skip_reason;
+    write_line(record);
+    ++state().skipped;
+  }
+
+ private:
+  std::vector<std::string> failures_;
+};
+
+}  // namespace
+
+DOCTEST_REGISTER_LISTENER("cdplab-results", 1, ResultsListener);
+
+void ResultsLog::open(const std::string& suite, std::uint64_t seed, const std::string& device,
+                      const std::string& skip_reason, CaseSelected selected) {
+  State& s = state();
+  s.selected = selected;
+  s.suite = suite;
+  s.seed = seed;
+  s.device = device;
+  s.skip_reason = skip_reason;
+  if (const char* limit = std::getenv("CDPLAB_CHECK_SECONDS")) {
+    const double value = std::atof(limit);
+    if (value > 0) s.limit_seconds = value;
+  }
+  if (const char* path = std::getenv("CDPLAB_RESULTS_FILE"); path != nullptr && *path != '\0') {
+    s.fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (s.fd < 0) std::fprintf(stderr, "cdplab: cannot write results to %s: %s\n", path, std::strerror(errno));
+  }
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, on_crash);
+}
+
+void ResultsLog::close() {
+  if (state().fd >= 0) ::close(state().fd);
+  state().fd = -1;
+}
+
+int ResultsLog::ran_count() { return state().ran; }
+int ResultsLog::skipped_count() { return state().skipped; }
+
+}  // namespace cdplab::harness

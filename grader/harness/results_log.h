@@ -1,0 +1,35 @@
+/// @file results_log.h
+/// @brief The machine-readable record of a suite run, read by the cdplab command line.
+///
+/// When CDPLAB_RESULTS_FILE names a file, every event is appended to it as one JSON object per
+/// line, written with a single write(2) so that concurrent check processes never interleave
+/// and a crash loses nothing already written:
+///   {"event":"start","suite":S,"check":C,"seed":N,"device":D}
+///   {"event":"end","suite":S,"check":C,"status":"passed"|"failed","seconds":T,"failures":[...]}
+///   {"event":"skipped","suite":S,"check":C,"reason":R}
+///   {"event":"stopped","suite":S,"check":C,"reason":R}   (time limit or crash)
+/// A watchdog ends a check that runs longer than CDPLAB_CHECK_SECONDS (default: the build's
+/// CDPLAB_CHECK_TIMEOUT).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace cdplab::harness {
+
+/// Whether the command line selected the check of that name (a --test-case filter).
+using CaseSelected = bool (*)(const char* name);
+
+class ResultsLog {
+ public:
+  /// Starts the log (and the watchdog and crash handlers) for one suite process. A non-empty
+  /// `skip_reason` means GPU checks are skipped; those `selected` are logged as skipped.
+  static void open(const std::string& suite, std::uint64_t seed, const std::string& device,
+                   const std::string& skip_reason, CaseSelected selected);
+  static void close();
+  /// Checks that ran (passed or failed) and checks skipped in this process.
+  static int ran_count();
+  static int skipped_count();
+};
+
+}  // namespace cdplab::harness

@@ -1,0 +1,73 @@
+// main() of every exercise suite: GPU detection, the results log, the watchdog.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include "harness.h"
+#include "results_log.h"
+
+#include "cdplab/gpu_info.h"
+
+#include <cstdlib>
+#include <string>
+
+#ifndef CDPLAB_SUITE_NAME
+#define CDPLAB_SUITE_NAME "suite"
+#endif
+
+namespace cdplab::harness {
+
+std::uint64_t run_seed() {
+  const char* text = std::getenv("CDPLAB_SEED");
+  if (text == nullptr || *text == '\0') return kPracticeSeed;
+  return std::strtoull(text, nullptr, 10);
+}
+
+Random check_rng() {
+  const auto* options = doctest::getContextOptions();
+  const char* name = options != nullptr && options->currentTest != nullptr
+                         ? options->currentTest->m_name
+                         : "";
+  return Random(run_seed() ^ hash_name(name));
+}
+
+namespace {
+
+// True when no --test-case filter was given, or the name is one of them. Check names contain
+// no doctest wildcards (a project test enforces it), so an exact comparison is enough; CTest
+// passes names with commas escaped as "\,".
+bool selected_by_command_line(const char* name) {
+  const auto& filters = doctest::detail::g_cs->filters[4];
+  if (filters.empty()) return true;
+  for (const auto& filter : filters) {
+    std::string unescaped;
+    for (const char* c = filter.c_str(); *c != '\0'; ++c) {
+      if (*c == '\\' && c[1] != '\0') ++c;
+      unescaped += *c;
+    }
+    if (unescaped == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+}  // namespace cdplab::harness
+
+int main(int argc, char** argv) {
+  using namespace cdplab::harness;
+  doctest::Context context;
+  context.applyCommandLine(argc, argv);
+
+  const bool listing = context.shouldExit();  // --help, --version and the like
+  const cdplab::GpuInfo gpu = listing ? cdplab::GpuInfo{} : cdplab::query_gpu();
+  std::string skip_reason;
+  if (!listing && !gpu.available) {
+    skip_reason = "no usable CUDA GPU (" + gpu.problem + "); GPU checks were skipped, not passed";
+    context.addFilter("test-suite-exclude", "gpu");
+  }
+  ResultsLog::open(CDPLAB_SUITE_NAME, run_seed(), gpu.name, skip_reason, selected_by_command_line);
+
+  const int status = context.run();
+  ResultsLog::close();
+  if (context.shouldExit()) return status;
+  if (status != 0) return status;
+  // CTest treats 77 as "skipped" (SKIP_RETURN_CODE): nothing failed, but GPU checks did not run.
+  return ResultsLog::skipped_count() > 0 && ResultsLog::ran_count() == 0 ? 77 : 0;
+}
