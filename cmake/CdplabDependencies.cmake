@@ -44,8 +44,18 @@ endif()
 
 # cdplab_discover_tests(<target> [PREFIX p] [LABELS l...] [PROPERTIES k v...]):
 # every TEST_CASE of a doctest executable becomes one CTest test, run in its own process.
+# Labels are set by an include file of our own that CTest reads after the discovered tests:
+# doctest's PROPERTIES pass through a generated script that flattens a list value.
 function(cdplab_discover_tests target)
   cmake_parse_arguments(ARG "" "PREFIX" "LABELS;PROPERTIES" ${ARGN})
-  doctest_discover_tests(${target} TEST_PREFIX "${ARG_PREFIX}"
-                         PROPERTIES LABELS "${ARG_LABELS}" ${ARG_PROPERTIES})
+  doctest_discover_tests(${target} TEST_PREFIX "${ARG_PREFIX}" TEST_LIST ${target}_TESTS
+                         PROPERTIES ${ARG_PROPERTIES})
+  if(ARG_LABELS)
+    set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_labels.cmake")
+    file(WRITE "${labels_file}"
+      "if(${target}_TESTS)\n"
+      "  set_tests_properties(\${${target}_TESTS} PROPERTIES LABELS \"${ARG_LABELS}\")\n"
+      "endif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
+  endif()
 endfunction()

@@ -8,6 +8,13 @@
 
 set_property(GLOBAL PROPERTY CDPLAB_EXERCISE_INDEX "")
 
+# The rule checker reads PTX for one architecture: the first one the build compiles for.
+list(GET CMAKE_CUDA_ARCHITECTURES 0 _cdplab_first_arch)
+string(REGEX MATCH "^[0-9]+[a-z]?" CDPLAB_PTX_ARCHITECTURE "${_cdplab_first_arch}")
+if(NOT CDPLAB_PTX_ARCHITECTURE)
+  set(CDPLAB_PTX_ARCHITECTURE 90)
+endif()
+
 # cdplab_add_chapter(<chapter>): targets and CTest tests for every exercise of a chapter.
 function(cdplab_add_chapter chapter)
   set(suite_dir "${PROJECT_SOURCE_DIR}/grader/suites/${chapter}")
@@ -20,6 +27,8 @@ function(cdplab_add_chapter chapter)
     set(oracle_target "cdplab_oracle_${chapter_id}")
     add_library(${oracle_target} STATIC "${PROJECT_SOURCE_DIR}/grader/oracles/${chapter}.cpp")
     target_link_libraries(${oracle_target} PUBLIC cdplab::oracle_common)
+    # Host code only: the device link happens once, in each suite executable.
+    set_target_properties(${oracle_target} PROPERTIES CUDA_RESOLVE_DEVICE_SYMBOLS OFF)
   endif()
 
   set(support_target "")
@@ -42,7 +51,7 @@ function(cdplab_add_chapter chapter)
       # A submission may lack a file: the grader reports it; the build goes on without it.
       message(STATUS "cdp-lab: ${test_name}: ${exercise_source} not found; not built")
       set(all_present FALSE)
-      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}")
+      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "")
       continue()
     endif()
 
@@ -52,8 +61,15 @@ function(cdplab_add_chapter chapter)
     target_link_libraries(${exercise_target} PUBLIC cdplab::starter ${support_target})
     list(APPEND exercise_targets ${exercise_target})
 
+    # The PTX the rule checker reads: the same source, compiled for one virtual architecture.
+    set(ptx_target "cdplab_ptx_${chapter_id}_${stem}")
+    add_library(${ptx_target} OBJECT "${exercise_source}")
+    set_target_properties(${ptx_target} PROPERTIES CUDA_PTX_COMPILATION ON
+      CUDA_SEPARABLE_COMPILATION ON CUDA_ARCHITECTURES "${CDPLAB_PTX_ARCHITECTURE}-virtual")
+    target_link_libraries(${ptx_target} PRIVATE cdplab::starter ${support_target})
+
     set(suite_target "suite_${chapter_id}_${stem}")
-    add_executable(${suite_target} "${suite_source}")
+    add_executable(${suite_target} "${suite_source}" "${PROJECT_SOURCE_DIR}/grader/harness/suite_main.cpp")
     target_link_libraries(${suite_target} PRIVATE ${exercise_target} ${oracle_target}
                           cdplab::harness)
     target_compile_definitions(${suite_target} PRIVATE CDPLAB_SUITE_NAME="${test_name}")
@@ -64,7 +80,7 @@ function(cdplab_add_chapter chapter)
       LABELS gpu ${chapter} ${test_name}
       PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout})
     cdplab_index_add("${chapter}" "${stem}" "${suite_target}" "$<TARGET_FILE:${suite_target}>"
-                     "${exercise_source}")
+                     "${exercise_source}" "${ptx_target}" "$<TARGET_OBJECTS:${ptx_target}>")
   endforeach()
 
   set(driver_source "${PROJECT_SOURCE_DIR}/starter/drivers/${chapter}.cpp")
@@ -77,9 +93,9 @@ function(cdplab_add_chapter chapter)
   endif()
 endfunction()
 
-function(cdplab_index_add chapter stem target executable source)
+function(cdplab_index_add chapter stem target executable source ptx_target ptx)
   set_property(GLOBAL APPEND PROPERTY CDPLAB_EXERCISE_INDEX
-    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\"}")
+    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx_target\": \"${ptx_target}\", \"ptx\": \"${ptx}\"}")
 endfunction()
 
 # Writes <build>/cdplab-index.json: what this build tree holds, for the cdplab command line.

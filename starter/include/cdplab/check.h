@@ -18,6 +18,7 @@ namespace cdplab {
 /// A CUDA runtime call made by the host failed.
 class CudaError : public std::runtime_error {
  public:
+  /// An error `code` and the message that explains it.
   CudaError(cudaError_t code, const std::string& what) : std::runtime_error(what), code_(code) {}
   /// The CUDA error code the call returned.
   cudaError_t code() const { return code_; }
@@ -35,6 +36,7 @@ class NotImplemented : public std::runtime_error {
 /// A kernel launched from device code failed to launch (CDPLAB_CHECK_LAUNCH saw an error).
 class DeviceLaunchError : public std::runtime_error {
  public:
+  /// The first failed launch's `code`, how many failed, and the message that explains it.
   DeviceLaunchError(cudaError_t code, int failures, const std::string& what)
       : std::runtime_error(what), code_(code), failures_(failures) {}
   /// The error of the first launch that failed.

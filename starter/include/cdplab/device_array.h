@@ -28,8 +28,10 @@ class DeviceArray {
   ~DeviceArray() {
     if (data_ != nullptr) cudaFree(data_);  // no throw from a destructor
   }
+  /// Takes over `other`'s memory; `other` is left empty.
   DeviceArray(DeviceArray&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  /// Swaps memory with `other` (which frees this array's old memory when it is destroyed).
   DeviceArray& operator=(DeviceArray&& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(size_, other.size_);

@@ -10,8 +10,8 @@ namespace cdplab {
 struct GpuInfo {
   bool available = false;  ///< a device is present and the driver works
   std::string name;        ///< device name, e.g. "NVIDIA H100 80GB HBM3"
-  int major = 0;           ///< compute capability
-  int minor = 0;
+  int major = 0;           ///< compute capability, major part
+  int minor = 0;           ///< compute capability, minor part
   std::string problem;     ///< why no GPU is available (empty when available)
 };
 

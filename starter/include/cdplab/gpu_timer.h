@@ -20,7 +20,9 @@ class GpuTimer {
   GpuTimer(const GpuTimer&) = delete;
   GpuTimer& operator=(const GpuTimer&) = delete;
 
+  /// Records the start event on `stream`.
   void start(cudaStream_t stream = nullptr) { CDPLAB_CHECK(cudaEventRecord(start_, stream)); }
+  /// Records the stop event on `stream`.
   void stop(cudaStream_t stream = nullptr) { CDPLAB_CHECK(cudaEventRecord(stop_, stream)); }
   /// Waits for the stop event and returns the elapsed milliseconds.
   float elapsed_ms() const {

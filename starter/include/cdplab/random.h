@@ -11,6 +11,7 @@ namespace cdplab {
 /// A small, fast, seedable generator (SplitMix64); portable across compilers.
 class Random {
  public:
+  /// A generator whose whole sequence is fixed by `seed`.
   explicit Random(std::uint64_t seed) : state_(seed) {}
 
   /// The next 64 random bits.

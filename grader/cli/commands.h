@@ -1,0 +1,33 @@
+/// @file commands.h
+/// @brief The subcommands of cdplab, one function each; main.cpp parses the arguments.
+#pragma once
+
+#include "context.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cdplab::cli {
+
+/// Options shared by `check` and `grade`.
+struct GradeArgs {
+  std::vector<std::string> names;       ///< chapters or exercises; all when empty
+  std::optional<std::uint64_t> seed;    ///< the seed the checks use
+  std::string format = "terminal";      ///< terminal, json, gradescope, junit
+  std::string output;                   ///< where the format goes; stdout when empty
+  std::string build_dir;                ///< grade: the build tree to use
+  bool quiet = false;                   ///< no progress lines
+};
+
+int run_list(Context& ctx);
+int run_check(Context& ctx, const GradeArgs& args);
+int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args);
+int run_hint(Context& ctx, const std::string& name, bool all);
+int run_reset(Context& ctx, const std::string& name);
+int run_rules(Context& ctx, const std::string& file, bool dot, const std::string& exercise);
+int run_demo(Context& ctx, const std::string& chapter, const std::vector<std::string>& demo_args);
+int run_starters(Context& ctx, bool write);
+
+}  // namespace cdplab::cli

@@ -1,0 +1,73 @@
+#include "context.h"
+
+#include "build_config.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace cdplab::cli {
+
+Context make_context(int jobs) {
+  Context ctx;
+  ctx.root = build_config::kProjectRoot;
+  ctx.own_build = build_config::kBinaryDir;
+  ctx.toolchain.cmake = build_config::kCMake;
+  ctx.toolchain.ctest = build_config::kCTest;
+  ctx.toolchain.generator = build_config::kGenerator;
+  ctx.toolchain.cache_args = build_config::kCacheArgs;
+  ctx.toolchain.jobs = jobs;
+  ctx.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  try {
+    ctx.book = manifest::load_workbook(ctx.root);
+  } catch (const std::exception& error) {
+    throw UsageError(std::string("cannot read the chapter manifests: ") + error.what());
+  }
+  return ctx;
+}
+
+std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook& book,
+                                                        const std::vector<std::string>& names) {
+  if (names.empty()) return book.exercises();
+  std::vector<const manifest::Exercise*> out;
+  for (const auto& name : names) {
+    if (const auto* chapter = book.find_chapter(name)) {
+      for (const auto& e : chapter->exercises) out.push_back(&e);
+    } else {
+      out.push_back(&find_exercise(book, name));
+    }
+  }
+  return out;
+}
+
+const manifest::Exercise& find_exercise(const manifest::Workbook& book, const std::string& name) {
+  if (const auto* e = book.find_exercise(name)) return *e;
+  std::ostringstream known;
+  for (const auto& chapter : book.chapters) {
+    known << "\n  " << chapter.id << ":";
+    for (const auto& e : chapter.exercises) known << " " << e.id;
+  }
+  throw UsageError("no chapter or exercise named '" + name + "'; there are:" + known.str());
+}
+
+int exit_code_for(const grading::GradeReport& report) {
+  if (!report.complete()) return kIncomplete;
+  for (const auto& e : report.exercises)
+    if (!e.all_passed()) return kSomeFailed;
+  return kAllPassed;
+}
+
+void print_progress(const manifest::Exercise& exercise, const std::string& stage) {
+  std::fprintf(stderr, "  %-28s %s\n", exercise.path().c_str(), stage.c_str());
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace cdplab::cli

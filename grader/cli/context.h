@@ -1,0 +1,56 @@
+/// @file context.h
+/// @brief What every cdplab command needs: the project, its manifests, this build's toolchain.
+#pragma once
+
+#include "grading/build_tree.h"
+#include "manifest/manifest.h"
+#include "results/results.h"
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cdplab::cli {
+
+/// Exit statuses of cdplab (documented in the README).
+enum ExitCode : int {
+  kAllPassed = 0,   ///< everything graded passed
+  kSomeFailed = 1,  ///< the grade is complete and something failed
+  kUsageError = 2,  ///< bad arguments or a setup problem: nothing was graded
+  kIncomplete = 3,  ///< some checks were skipped (no GPU): the grade is not final
+};
+
+/// A mistake in how cdplab was called or set up; reported as one message and exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Context {
+  std::filesystem::path root;         ///< the project (where chapters/ and solutions/ live)
+  std::filesystem::path own_build;    ///< the build tree this cdplab was built in
+  manifest::Workbook book;
+  grading::Toolchain toolchain;
+  bool color = false;                 ///< colour terminal output
+};
+
+Context make_context(int jobs);
+
+/// The exercises named by chapter ("01-fundamentals", "01") or exercise ("child-grids"); all when empty.
+std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook& book,
+                                                        const std::vector<std::string>& names);
+
+/// Finds one exercise or throws UsageError listing the ids that exist.
+const manifest::Exercise& find_exercise(const manifest::Workbook& book, const std::string& name);
+
+/// The exit status a report earns.
+int exit_code_for(const grading::GradeReport& report);
+
+/// Prints progress lines to stderr ("child-grids: compiling").
+void print_progress(const manifest::Exercise& exercise, const std::string& stage);
+
+/// Reads a whole file; empty when it cannot be read.
+std::string read_text(const std::filesystem::path& path);
+
+}  // namespace cdplab::cli

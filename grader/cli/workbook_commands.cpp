@@ -1,0 +1,167 @@
+// The commands a student uses between checks: list, hint, reset, run (the demo driver), and
+// the instructor's starters (generate chapters/ from solutions/).
+#include "commands.h"
+#include "progress.h"
+
+#include "grading/build_tree.h"
+#include "process/process.h"
+#include "starters/starters.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace cdplab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// "01-fundamentals/child_grids.cu" in the student's folder (chapters/).
+fs::path student_file(const Context& ctx, const manifest::Exercise& e) { return ctx.root / "chapters" / e.path(); }
+
+/// The starter text of an exercise, generated from its solution; empty when there is no solution here.
+std::string starter_text(const Context& ctx, const manifest::Exercise& e) {
+  const fs::path solution = ctx.root / "solutions" / e.path();
+  if (!fs::exists(solution)) return "";
+  return starters::generate(read_text(solution), e.path());
+}
+
+std::string status_of(const Context& ctx, const Progress& progress, const manifest::Exercise& e, bool& done) {
+  done = false;
+  const fs::path file = student_file(ctx, e);
+  if (!fs::exists(file)) return "missing (cdplab reset " + e.id + " restores the starter)";
+  const std::string text = read_text(file);
+  const auto* last = progress.last(e.id);
+  if (last != nullptr && !progress.source_changed(e.id, text)) {
+    done = last->value("passed", false);
+    if (done) return "done";
+    char score[64];
+    std::snprintf(score, sizeof score, "%g/%g", last->value("points", 0.0), last->value("max_points", 0.0));
+    return std::string("in progress, ") + score + " at the last check";
+  }
+  const std::string starter = starter_text(ctx, e);
+  if (!starter.empty() && starter == text) return "not started";
+  return last != nullptr ? "changed since the last check" : "not checked yet";
+}
+
+std::string timestamp() {
+  const std::time_t t = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return stamp;
+}
+
+}  // namespace
+
+int run_list(Context& ctx) {
+  Progress progress(ctx.own_build);
+  const manifest::Exercise* next = nullptr;
+  for (const auto& chapter : ctx.book.chapters) {
+    std::cout << chapter.id << "  " << chapter.title << "\n";
+    for (const auto& e : chapter.exercises) {
+      bool done = false;
+      const std::string status = status_of(ctx, progress, e, done);
+      std::printf("  %-22s %-32s %s\n", e.id.c_str(), e.file.c_str(), status.c_str());
+      if (!done && next == nullptr) next = &e;
+    }
+  }
+  std::cout << "\n";
+  if (next == nullptr) {
+    std::cout << "Every exercise passed its last check.\n";
+  } else {
+    std::cout << "next: " << next->title << ": edit chapters/" << next->path() << ", then `cdplab check "
+              << next->id << "` (stuck? `cdplab hint " << next->id << "`)\n";
+  }
+  return kAllPassed;
+}
+
+int run_hint(Context& ctx, const std::string& name, bool all) {
+  const auto& e = find_exercise(ctx.book, name);
+  if (e.hints.empty()) {
+    std::cout << e.id << " has no hints.\n";
+    return kAllPassed;
+  }
+  Progress progress(ctx.own_build);
+  const int total = static_cast<int>(e.hints.size());
+  const int seen = progress.hints_seen(e.id);
+  const int show = all ? total : std::min(total, seen + 1);
+  std::cout << e.title << " (" << e.path() << ")\n";
+  for (int i = 0; i < show; ++i) std::cout << "\nhint " << i + 1 << " of " << total << ": " << e.hints[i] << "\n";
+  if (show < total) std::cout << "\n(`cdplab hint " << e.id << "` again for the next one)\n";
+  if (!e.course.empty()) {
+    std::cout << "\nCourse material:\n";
+    for (const auto& c : e.course) std::cout << "  " << c << "\n";
+  }
+  progress.set_hints_seen(e.id, std::max(seen, show));
+  progress.save();
+  return kAllPassed;
+}
+
+int run_reset(Context& ctx, const std::string& name) {
+  const auto& e = find_exercise(ctx.book, name);
+  const std::string text = starter_text(ctx, e);
+  if (text.empty()) throw UsageError("cannot reset " + e.id + ": its solution (solutions/" + e.path() + ") is not in this copy");
+  const fs::path file = student_file(ctx, e);
+  if (fs::exists(file)) {
+    if (read_text(file) == text) {
+      std::cout << e.path() << " is already the starter; nothing to do.\n";
+      return kAllPassed;
+    }
+    const fs::path backup = file.string() + ".backup-" + timestamp();
+    fs::copy_file(file, backup, fs::copy_options::overwrite_existing);
+    std::cout << "your version is kept in " << fs::relative(backup, ctx.root).string() << "\n";
+  }
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << text;
+  std::cout << e.path() << " is the starter again.\n";
+  return kAllPassed;
+}
+
+int run_demo(Context& ctx, const std::string& chapter_name, const std::vector<std::string>& demo_args) {
+  const auto* chapter = ctx.book.find_chapter(chapter_name);
+  if (chapter == nullptr) throw UsageError("no chapter named '" + chapter_name + "'");
+  grading::BuildTree tree(ctx.root, ctx.own_build, ctx.toolchain);
+  tree.load_index();
+  const auto [executable, target] = tree.driver(chapter->id);
+  if (target.empty())
+    throw UsageError(chapter->id + " has no demo in this build (it has none, or one of its exercise files is missing)");
+  const auto built = tree.build({target});
+  if (!built.ok()) {
+    std::cerr << built.output;
+    std::cerr << "cdplab: the demo of " << chapter->id << " does not build (see above)\n";
+    return kSomeFailed;
+  }
+  std::vector<char*> argv = {const_cast<char*>(executable.c_str())};
+  for (const auto& a : demo_args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::cout.flush();
+  execv(executable.c_str(), argv.data());
+  throw UsageError("cannot start " + executable);
+}
+
+int run_starters(Context& ctx, bool write) {
+  if (write) {
+    const auto written = starters::write_all(ctx.root);
+    for (const auto& path : written) std::cout << "wrote " << fs::relative(path, ctx.root).string() << "\n";
+    if (written.empty()) std::cout << "every starter is up to date\n";
+    return kAllPassed;
+  }
+  int stale = 0;
+  for (const auto& pair : starters::compare_all(ctx.root)) {
+    if (pair.up_to_date) continue;
+    ++stale;
+    std::cout << fs::relative(pair.starter, ctx.root).string() << ": " << pair.problem << "\n";
+  }
+  if (stale > 0) {
+    std::cout << stale << " starter(s) differ from their solutions; `cdplab starters --write` regenerates them\n";
+    return kSomeFailed;
+  }
+  std::cout << "every starter matches its solution\n";
+  return kAllPassed;
+}
+
+}  // namespace cdplab::cli

@@ -1,0 +1,98 @@
+#include "grading/build_tree.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <stdexcept>
+
+namespace cdplab::grading {
+
+namespace fs = std::filesystem;
+
+bool BuildTree::configured() const { return fs::exists(dir_ / "CMakeCache.txt"); }
+
+process::Result BuildTree::configure(const fs::path& exercise_dir, const std::vector<std::string>& extra_args) {
+  std::vector<std::string> argv = {tools_.cmake, "-S", root_.string(), "-B", dir_.string()};
+  if (!tools_.generator.empty() && !configured()) argv.insert(argv.end(), {"-G", tools_.generator});
+  argv.insert(argv.end(), tools_.cache_args.begin(), tools_.cache_args.end());
+  argv.push_back("-DCDPLAB_EXERCISE_DIR=" + fs::absolute(exercise_dir).lexically_normal().string());
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  process::Options options;
+  options.timeout_seconds = 600;
+  auto result = process::run(argv, options);
+  if (result.ok()) load_index();
+  return result;
+}
+
+void BuildTree::load_index() {
+  const fs::path file = dir_ / "cdplab-index.json";
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("no " + file.string() + ": the build tree is not configured");
+  nlohmann::json index;
+  try {
+    in >> index;
+  } catch (const std::exception& error) {
+    throw std::runtime_error(file.string() + " is not valid JSON: " + error.what());
+  }
+  index_.clear();
+  drivers_.clear();
+  exercise_dir_ = index.value("exercise_dir", "");
+  if (index.contains("drivers") && index["drivers"].is_object()) {
+    for (const auto& [chapter, d] : index["drivers"].items())
+      drivers_.push_back({chapter, {d.value("executable", ""), d.value("target", "")}});
+  }
+  for (const auto& e : index.at("exercises")) {
+    IndexEntry entry;
+    entry.chapter = e.value("chapter", "");
+    entry.stem = e.value("stem", "");
+    entry.source = e.value("source", "");
+    entry.suite_target = e.value("target", "");
+    entry.suite_executable = e.value("executable", "");
+    entry.ptx_target = e.value("ptx_target", "");
+    entry.ptx = e.value("ptx", "");
+    index_.push_back(entry);
+  }
+}
+
+std::optional<IndexEntry> BuildTree::find(const std::string& chapter, const std::string& stem) const {
+  for (const auto& e : index_)
+    if (e.chapter == chapter && e.stem == stem) return e;
+  return std::nullopt;
+}
+
+std::pair<std::string, std::string> BuildTree::driver(const std::string& chapter) const {
+  for (const auto& [name, d] : drivers_)
+    if (name == chapter) return d;
+  return {};
+}
+
+process::Result BuildTree::build(const std::vector<std::string>& targets, double timeout_seconds) const {
+  std::vector<std::string> argv = {tools_.cmake, "--build", dir_.string()};
+  if (tools_.jobs > 0) argv.insert(argv.end(), {"--parallel", std::to_string(tools_.jobs)});
+  argv.push_back("--target");
+  argv.insert(argv.end(), targets.begin(), targets.end());
+  process::Options options;
+  options.timeout_seconds = timeout_seconds;
+  return process::run(argv, options);
+}
+
+process::Result BuildTree::test(const std::string& label, const std::map<std::string, std::string>& env,
+                                double timeout_seconds) const {
+  const std::vector<std::string> argv = {tools_.ctest, "--test-dir", dir_.string(), "-L",
+                                         "^" + regex_escape(label) + "$", "--output-on-failure"};
+  process::Options options;
+  options.env = env;
+  options.timeout_seconds = timeout_seconds;
+  return process::run(argv, options);
+}
+
+std::string regex_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace cdplab::grading

@@ -1,0 +1,72 @@
+/// @file build_tree.h
+/// @brief A CMake build tree of the workbook that the grader configures, builds target by
+///        target, and whose CTest tests it runs. The grader drives CMake; it does not replace it.
+#pragma once
+
+#include "process/process.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cdplab::grading {
+
+/// How to call CMake the way this cdplab was built (same generator, compilers, prefix path).
+struct Toolchain {
+  std::string cmake = "cmake";
+  std::string ctest = "ctest";
+  std::string generator;                 ///< empty: CMake's default
+  std::vector<std::string> cache_args;   ///< "-DCMAKE_CUDA_COMPILER=...", ...
+  int jobs = 0;                          ///< parallel build jobs; 0: the generator's default
+};
+
+/// One exercise as a build tree holds it (from <build>/cdplab-index.json).
+struct IndexEntry {
+  std::string chapter, stem;
+  std::string source;       ///< the exercise file the tree was configured with
+  std::string suite_target, suite_executable;
+  std::string ptx_target, ptx;
+  bool present() const { return !suite_target.empty(); }
+};
+
+class BuildTree {
+ public:
+  BuildTree(std::filesystem::path project_root, std::filesystem::path binary_dir, Toolchain toolchain)
+      : root_(std::move(project_root)), dir_(std::move(binary_dir)), tools_(std::move(toolchain)) {}
+
+  const std::filesystem::path& dir() const { return dir_; }
+  const Toolchain& toolchain() const { return tools_; }
+
+  /// Configures (or re-configures) the tree for the exercises in `exercise_dir`, with extra
+  /// cache arguments. Returns CMake's result; the index is re-read on success.
+  process::Result configure(const std::filesystem::path& exercise_dir, const std::vector<std::string>& extra_args);
+  /// Whether the tree has been configured before.
+  bool configured() const;
+  /// Re-reads cdplab-index.json; throws std::runtime_error when it is missing or broken.
+  void load_index();
+  std::optional<IndexEntry> find(const std::string& chapter, const std::string& stem) const;
+  /// The exercise folder the tree was configured with (from the index).
+  const std::string& exercise_dir() const { return exercise_dir_; }
+  /// Demo driver executable and target of a chapter (from the index); empty when it has none.
+  std::pair<std::string, std::string> driver(const std::string& chapter) const;
+
+  /// Builds one or more targets.
+  process::Result build(const std::vector<std::string>& targets, double timeout_seconds = 0) const;
+  /// Runs the CTest tests carrying `label` exactly, with extra environment variables.
+  process::Result test(const std::string& label, const std::map<std::string, std::string>& env,
+                       double timeout_seconds) const;
+
+ private:
+  std::filesystem::path root_;
+  std::filesystem::path dir_;
+  Toolchain tools_;
+  std::vector<IndexEntry> index_;
+  std::string exercise_dir_;
+  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> drivers_;
+};
+
+/// Escapes a string for use inside a CTest regular expression.
+std::string regex_escape(const std::string& text);
+
+}  // namespace cdplab::grading

@@ -1,0 +1,252 @@
+#include "grading/grade.h"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace cdplab::grading {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Every manifest item of the exercise, failed with the same reason (nothing could be judged).
+void fail_all(ExerciseResult& result, const manifest::Exercise& exercise, const std::string& reason,
+              bool checks_only = false) {
+  if (!checks_only) {
+    for (const auto& rule : exercise.rules) {
+      Item item;
+      item.kind = ItemKind::rule;
+      item.name = rules::describe(rule);
+      item.max_points = rule.points;
+      item.feedback = reason;
+      result.items.push_back(item);
+    }
+  }
+  for (const auto& check : exercise.checks) {
+    Item item;
+    item.name = check.name;
+    item.max_points = check.points;
+    item.feedback = reason;
+    result.items.push_back(item);
+  }
+}
+
+std::string last_lines(const std::string& text, int count) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  for (std::size_t i = lines.size() > static_cast<std::size_t>(count) ? lines.size() - count : 0; i < lines.size(); ++i)
+    out += lines[i] + "\n";
+  return out;
+}
+
+fs::path results_file_for(const manifest::Exercise& exercise, const BuildTree& tree) {
+  const fs::path dir = tree.dir() / "cdplab-results";
+  fs::create_directories(dir);
+  const fs::path file = dir / (exercise.chapter + "." + exercise.stem + ".jsonl");
+  fs::remove(file);
+  return file;
+}
+
+}  // namespace
+
+std::uint64_t fresh_seed() {
+  std::random_device device;
+  const auto now = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  return ((static_cast<std::uint64_t>(device()) << 32) ^ device() ^ now ^ static_cast<std::uint64_t>(getpid())) & 0x7fffffffffffffffull;
+}
+
+std::string explain_build_failure(const std::string& output) {
+  std::ostringstream out;
+  std::istringstream in(output);
+  int kept = 0;
+  for (std::string line; std::getline(in, line);) {
+    // The build tool echoes long command lines; the compiler's own words are what matter.
+    if (line.rfind("FAILED:", 0) == 0 || line.rfind("ninja:", 0) == 0 || line.rfind("[", 0) == 0 ||
+        line.find("/nvcc ") != std::string::npos || line.find("/c++ ") != std::string::npos ||
+        line.find("/g++ ") != std::string::npos || line.rfind("gmake", 0) == 0 || line.rfind("make", 0) == 0)
+      continue;
+    if (line.empty() && kept == 0) continue;
+    if (++kept > 60) {
+      out << "... (more compiler output cut)\n";
+      break;
+    }
+    out << line << "\n";
+  }
+  std::string text = out.str();
+  if (output.find("\"cudaDeviceSynchronize\"") != std::string::npos && output.find("__global__") != std::string::npos) {
+    text +=
+        "\nadvice: cudaDeviceSynchronize() cannot be called in device code any more (CUDA 12 and later, "
+        "CDP2). A parent cannot wait for its children: put the work that needs their results in a kernel "
+        "launched into cudaStreamTailLaunch, which runs after the parent grid and all its children.\n";
+  }
+  if (output.find("undefined reference") != std::string::npos || output.find("nvlink error") != std::string::npos) {
+    text += "\nadvice: a function the tests call is missing or has a different signature: keep the "
+            "entry points exactly as the chapter header declares them.\n";
+  }
+  return text;
+}
+
+std::vector<CheckEvent> read_check_events(const std::string& path) {
+  std::vector<CheckEvent> events;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line, nullptr, false);
+    if (record.is_discarded() || !record.is_object()) continue;
+    CheckEvent e;
+    e.event = record.value("event", "");
+    e.check = record.value("check", "");
+    e.status = record.value("status", "");
+    e.reason = record.value("reason", "");
+    e.device = record.value("device", "");
+    e.seconds = record.value("seconds", 0.0);
+    if (record.contains("failures") && record["failures"].is_array())
+      for (const auto& f : record["failures"]) e.failures.push_back(f.is_string() ? f.get<std::string>() : f.dump());
+    events.push_back(e);
+  }
+  return events;
+}
+
+std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vector<CheckEvent>& events,
+                              const std::string& run_output) {
+  std::vector<Item> items;
+  for (const auto& check : exercise.checks) {
+    Item item;
+    item.name = check.name;
+    item.max_points = check.points;
+    const CheckEvent* start = nullptr;
+    const CheckEvent* last = nullptr;  // the final word on this check: end, skipped or stopped
+    for (const auto& e : events) {
+      if (e.check != check.name) continue;
+      if (e.event == "start") start = &e;
+      else last = &e;
+    }
+    if (last != nullptr && last->event == "end") {
+      item.seconds = last->seconds;
+      if (last->status == "passed") {
+        item.outcome = Outcome::passed;
+        item.points = check.points;
+      } else {
+        std::string feedback;
+        for (const auto& f : last->failures) feedback += (feedback.empty() ? "" : "\n") + f;
+        item.feedback = feedback.empty() ? "the check failed without a message" : feedback;
+      }
+    } else if (last != nullptr && last->event == "skipped") {
+      item.outcome = Outcome::skipped;
+      item.feedback = last->reason;
+    } else if (last != nullptr) {  // stopped: watchdog or crash handler
+      item.feedback = last->reason;
+    } else if (start != nullptr) {
+      item.feedback = "the check started but never finished: the test program was killed (time limit) "
+                      "or crashed without a trace";
+    } else {
+      item.feedback = "the check did not run; the test run said:\n" + last_lines(run_output, 15);
+    }
+    items.push_back(item);
+  }
+  return items;
+}
+
+ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
+                              DeviceSeen* seen) {
+  ExerciseResult result;
+  result.chapter = exercise.chapter;
+  result.id = exercise.id;
+  result.title = exercise.title;
+  result.file = exercise.path();
+  if (!exercise.hints.empty()) result.hint = exercise.hints.front();
+  const auto report = [&](const char* stage) {
+    if (options.progress) options.progress(exercise, stage);
+  };
+
+  const auto entry = tree.find(exercise.chapter, exercise.stem);
+  if (!entry || !entry->present()) {
+    const std::string where = entry ? entry->source : exercise.path();
+    result.problem = "file missing: " + where;
+    fail_all(result, exercise, "not graded: " + exercise.path() + " is missing");
+    return result;
+  }
+
+  report("compiling");
+  const auto compiled = tree.build({entry->ptx_target}, options.build_seconds);
+  if (!compiled.ok()) {
+    result.problem = compiled.timed_out ? "compiling took too long (" + compiled.describe() + ")"
+                                        : exercise.file + " does not compile";
+    result.build_log = explain_build_failure(compiled.output);
+    fail_all(result, exercise, "not graded: " + exercise.file + " does not compile");
+    return result;
+  }
+
+  report("rules");
+  for (auto& item : evaluate_rules(exercise, read_text(entry->ptx))) result.items.push_back(item);
+
+  if (exercise.checks.empty()) return result;
+  report("building");
+  const auto built = tree.build({entry->suite_target}, options.build_seconds);
+  if (!built.ok()) {
+    result.problem = built.timed_out ? "building the tests took too long (" + built.describe() + ")"
+                                     : "the tests cannot be built against " + exercise.file;
+    result.build_log = explain_build_failure(built.output);
+    fail_all(result, exercise, "not graded: the tests could not be built", /*checks_only=*/true);
+    return result;
+  }
+
+  report("checks");
+  const fs::path results_file = results_file_for(exercise, tree);
+  const std::map<std::string, std::string> env = {
+      {"CDPLAB_RESULTS_FILE", results_file.string()},
+      {"CDPLAB_SEED", std::to_string(options.seed)},
+      {"CDPLAB_CHECK_SECONDS", std::to_string(options.check_seconds)},
+  };
+  // Each check has its own time limit inside the suite and in CTest; this bounds the whole run.
+  const double limit = (options.check_seconds + 30) * static_cast<double>(exercise.checks.size()) + 60;
+  const auto ran = tree.test(exercise.chapter + "/" + exercise.stem, env, limit);
+  std::string run_output = ran.output;
+  if (!ran.started) run_output = "ctest could not be started";
+  else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
+  const auto events = read_check_events(results_file.string());
+  for (auto& item : check_items(exercise, events, run_output)) result.items.push_back(item);
+  if (seen != nullptr) {
+    for (const auto& e : events) {
+      if (e.event == "start" && !e.device.empty()) seen->device = e.device;
+      if (e.event == "skipped" && seen->gpu_problem.empty()) seen->gpu_problem = e.reason;
+    }
+  }
+  return result;
+}
+
+GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
+                      const GradeOptions& options, const std::string& source) {
+  GradeReport report;
+  report.source = source;
+  report.seed = options.seed;
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  report.started_at = stamp;
+  const auto start = std::chrono::steady_clock::now();
+  DeviceSeen seen;
+  for (const auto* exercise : exercises) report.exercises.push_back(grade_exercise(*exercise, tree, options, &seen));
+  report.device = seen.device;
+  report.gpu_problem = report.device.empty() ? seen.gpu_problem : "";
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace cdplab::grading

@@ -1,0 +1,64 @@
+/// @file grade.h
+/// @brief Grades exercises in a build tree: compile, CDP rules on the PTX, the test suite's
+///        checks, points from the manifest. One exercise's failure never stops the others.
+#pragma once
+
+#include "grading/build_tree.h"
+#include "manifest/manifest.h"
+#include "results/results.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cdplab::grading {
+
+struct GradeOptions {
+  std::uint64_t seed = 0;            ///< passed to the suites as CDPLAB_SEED
+  double check_seconds = 30;         ///< time limit of one check
+  double build_seconds = 600;        ///< time limit of one exercise's build
+  /// Called before each stage of each exercise ("building", "rules", "checks").
+  std::function<void(const manifest::Exercise&, const std::string& stage)> progress;
+};
+
+/// What the suites said about the GPU they ran on (or why they could not use one).
+struct DeviceSeen {
+  std::string device;       ///< the GPU name the checks reported
+  std::string gpu_problem;  ///< why GPU checks were skipped
+};
+
+/// Grades one exercise of a configured build tree; `seen` collects what the suites said about the GPU.
+ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
+                              DeviceSeen* seen = nullptr);
+
+/// Grades exercises in order into a report (source, seed, times, device filled in).
+GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
+                      const GradeOptions& options, const std::string& source);
+
+/// The rule items of an exercise from the PTX of its source (rules that cannot be evaluated
+/// fail with the reason).
+std::vector<Item> evaluate_rules(const manifest::Exercise& exercise, const std::string& ptx);
+
+/// One suite-log event: a line of the results file the suites write.
+struct CheckEvent {
+  std::string event, check, status, reason, device;
+  std::vector<std::string> failures;
+  double seconds = 0;
+};
+
+/// Reads the suites' JSON-lines results file; broken lines are ignored.
+std::vector<CheckEvent> read_check_events(const std::string& path);
+
+/// The check items of an exercise from its suite's events; `run_output` explains checks that
+/// left no trace (the suite could not start, crashed before logging).
+std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vector<CheckEvent>& events,
+                              const std::string& run_output);
+
+/// Makes compiler output readable and adds CDP2 advice for errors CDP1-era code runs into.
+std::string explain_build_failure(const std::string& output);
+
+/// A fresh seed for a grading run.
+std::uint64_t fresh_seed();
+
+}  // namespace cdplab::grading

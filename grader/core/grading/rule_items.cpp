@@ -1,0 +1,39 @@
+// The rule stage of grading: a manifest's rules judged on the launch graph of the PTX.
+#include "grading/grade.h"
+#include "rules/launch_graph.h"
+#include "rules/rule.h"
+
+namespace cdplab::grading {
+
+std::vector<Item> evaluate_rules(const manifest::Exercise& exercise, const std::string& ptx) {
+  std::vector<Item> items;
+  std::string unreadable;
+  rules::LaunchGraph graph;
+  try {
+    graph = rules::analyze_ptx(ptx);
+  } catch (const std::exception& error) {
+    unreadable = std::string("the rule checker could not read the PTX: ") + error.what();
+  }
+  for (const auto& rule : exercise.rules) {
+    Item item;
+    item.kind = ItemKind::rule;
+    item.name = rules::describe(rule);
+    item.max_points = rule.points;
+    if (!unreadable.empty()) {
+      item.feedback = unreadable;
+    } else {
+      const auto verdict = rules::evaluate(rule, graph);
+      if (verdict.passed) {
+        item.outcome = Outcome::passed;
+        item.points = rule.points;
+      } else {
+        item.feedback = "expected: " + verdict.expected + "\nfound: " + verdict.found;
+        if (!rule.message.empty()) item.feedback += "\n" + rule.message;
+      }
+    }
+    items.push_back(item);
+  }
+  return items;
+}
+
+}  // namespace cdplab::grading

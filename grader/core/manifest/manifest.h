@@ -1,0 +1,63 @@
+/// @file manifest.h
+/// @brief The chapters and exercises the workbook holds, read from chapters/<chapter>/chapter.toml.
+///
+/// The manifests are always read from the project's own chapters/ folder (never from a
+/// submission), so points, rules and hints cannot be changed by the work being graded.
+#pragma once
+
+#include "rules/rule.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace cdplab::manifest {
+
+/// A check of an exercise's test suite and its points.
+struct CheckSpec {
+  std::string name;
+  double points = 1;
+};
+
+/// One exercise of a chapter.
+struct Exercise {
+  std::string chapter;               ///< "01-fundamentals"
+  std::string id;                    ///< "child-grids": what a student types
+  std::string file;                  ///< "child_grids.cu"
+  std::string stem;                  ///< "child_grids": names the suite and the targets
+  std::string title;
+  std::vector<std::string> course;   ///< where the course material teaches it
+  std::vector<std::string> hints;
+  std::vector<CheckSpec> checks;
+  std::vector<rules::RuleSpec> rules;  ///< [[exercise.rule]]: CDP rules checked on the PTX
+
+  /// "01-fundamentals/child_grids.cu"
+  std::string path() const { return chapter + "/" + file; }
+  double max_points() const;
+};
+
+struct Chapter {
+  std::string id;      ///< the folder name
+  std::string title;
+  std::vector<Exercise> exercises;
+};
+
+/// Every chapter of the workbook, in the order of their folder names.
+struct Workbook {
+  std::vector<Chapter> chapters;
+
+  /// Finds an exercise by id ("child-grids"), stem ("child_grids"), file name or
+  /// "chapter/stem"; nullptr when there is none.
+  const Exercise* find_exercise(const std::string& name) const;
+  const Chapter* find_chapter(const std::string& id) const;
+  /// All exercises, chapter by chapter.
+  std::vector<const Exercise*> exercises() const;
+};
+
+/// Reads one chapter.toml; throws std::runtime_error naming the file and the problem.
+Chapter load_chapter(const std::filesystem::path& chapter_toml);
+
+/// Reads chapters/*/chapter.toml below `project_root`.
+Workbook load_workbook(const std::filesystem::path& project_root);
+
+}  // namespace cdplab::manifest

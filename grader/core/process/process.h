@@ -1,0 +1,44 @@
+/// @file process.h
+/// @brief Runs a program with a time limit and a cap on the output it may produce.
+///
+/// The grader drives CMake, CTest and nvcc through this one function. The child runs in its own
+/// process group, so a time limit ends the program and everything it started (a hanging check,
+/// a compiler that spawned helpers); its output is kept up to a limit and the rest is counted.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cdplab::process {
+
+struct Options {
+  std::string working_directory;              ///< empty: the current one
+  std::map<std::string, std::string> env;     ///< variables set (added to this process's own)
+  double timeout_seconds = 0;                 ///< 0: no limit
+  std::size_t output_limit = 1 << 20;         ///< bytes of stdout+stderr kept
+};
+
+struct Result {
+  int exit_code = -1;       ///< the program's exit status; -1 when it did not exit normally
+  int signal = 0;           ///< the signal that ended it, 0 if none
+  bool timed_out = false;   ///< ended by the time limit
+  bool started = false;     ///< false when the program could not be started at all
+  std::string output;       ///< stdout and stderr, interleaved, capped at Options::output_limit
+  std::size_t dropped = 0;  ///< bytes of output beyond the cap
+  double seconds = 0;       ///< wall time
+
+  bool ok() const { return started && !timed_out && exit_code == 0; }
+  /// One line: "exit status 2", "killed after 30 s (time limit)", "ended by signal 11 (SIGSEGV)".
+  std::string describe() const;
+};
+
+/// Runs `argv` (argv[0] is looked up in PATH) and waits for it. Never throws for the program's
+/// own failures; they are in the Result.
+Result run(const std::vector<std::string>& argv, const Options& options = {});
+
+/// Quotes arguments for display as a shell command line.
+std::string command_line(const std::vector<std::string>& argv);
+
+}  // namespace cdplab::process

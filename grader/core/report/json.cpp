@@ -1,0 +1,180 @@
+// The JSON report (format "cdplab-grade/1") and reading it back.
+#include "report/report.h"
+#include "report/text.h"
+
+#include <stdexcept>
+
+namespace cdplab::report {
+namespace {
+
+using grading::ExerciseResult;
+using grading::GradeReport;
+using grading::Item;
+using grading::ItemKind;
+using grading::Outcome;
+using nlohmann::json;
+
+json item_to_json(const Item& item) {
+  return {
+      {"kind", grading::to_string(item.kind)},
+      {"name", text::valid_utf8(item.name)},
+      {"outcome", grading::to_string(item.outcome)},
+      {"points", item.points},
+      {"max_points", item.max_points},
+      {"feedback", text::valid_utf8(item.feedback)},
+      {"seconds", item.seconds},
+  };
+}
+
+json exercise_to_json(const ExerciseResult& exercise) {
+  json items = json::array();
+  for (const auto& item : exercise.items) items.push_back(item_to_json(item));
+  return {
+      {"chapter", text::valid_utf8(exercise.chapter)},
+      {"id", text::valid_utf8(exercise.id)},
+      {"title", text::valid_utf8(exercise.title)},
+      {"file", text::valid_utf8(exercise.file)},
+      {"problem", text::valid_utf8(exercise.problem)},
+      {"build_log", text::valid_utf8(exercise.build_log)},
+      {"hint", text::valid_utf8(exercise.hint)},
+      {"points", exercise.points()},
+      {"max_points", exercise.max_points()},
+      {"items", items},
+  };
+}
+
+// Reading: every error names the field, as a path from the top ("exercises[1].items[0].outcome").
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw std::runtime_error("grade report JSON: " + where + ": " + what);
+}
+
+std::string path(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
+
+const json& field(const json& object, const char* key, const std::string& where) {
+  const auto it = object.find(key);
+  if (it == object.end()) fail(path(where, key), "missing");
+  return *it;
+}
+
+std::string read_string(const json& object, const char* key, const std::string& where, bool required = false) {
+  if (!required && !object.contains(key)) return {};
+  const json& value = field(object, key, where);
+  if (!value.is_string()) fail(path(where, key), "expected a string, found " + std::string(value.type_name()));
+  return value.get<std::string>();
+}
+
+double read_number(const json& object, const char* key, const std::string& where) {
+  if (!object.contains(key)) return 0;
+  const json& value = object.at(key);
+  if (!value.is_number()) fail(path(where, key), "expected a number, found " + std::string(value.type_name()));
+  return value.get<double>();
+}
+
+std::uint64_t read_seed(const json& object, const std::string& where) {
+  if (!object.contains("seed")) return 0;
+  const json& value = object.at("seed");
+  if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+  fail(path(where, "seed"), "expected a non-negative integer, found " + value.dump());
+}
+
+const json& read_array(const json& object, const char* key, const std::string& where) {
+  const json& value = field(object, key, where);
+  if (!value.is_array()) fail(path(where, key), "expected an array, found " + std::string(value.type_name()));
+  return value;
+}
+
+Outcome read_outcome(const json& object, const std::string& where) {
+  const std::string name = read_string(object, "outcome", where, true);
+  for (Outcome outcome : {Outcome::passed, Outcome::failed, Outcome::skipped})
+    if (name == grading::to_string(outcome)) return outcome;
+  fail(path(where, "outcome"), "unknown value \"" + name + "\" (passed, failed or skipped)");
+}
+
+ItemKind read_kind(const json& object, const std::string& where) {
+  const std::string name = read_string(object, "kind", where, true);
+  for (ItemKind kind : {ItemKind::check, ItemKind::rule})
+    if (name == grading::to_string(kind)) return kind;
+  fail(path(where, "kind"), "unknown value \"" + name + "\" (check or rule)");
+}
+
+void require_object(const json& value, const std::string& where) {
+  if (!value.is_object()) fail(where.empty() ? "top level" : where, "expected an object, found " + std::string(value.type_name()));
+}
+
+Item item_from_json(const json& object, const std::string& where) {
+  require_object(object, where);
+  Item item;
+  item.kind = read_kind(object, where);
+  item.name = read_string(object, "name", where, true);
+  item.outcome = read_outcome(object, where);
+  item.points = read_number(object, "points", where);
+  item.max_points = read_number(object, "max_points", where);
+  item.feedback = read_string(object, "feedback", where);
+  item.seconds = read_number(object, "seconds", where);
+  return item;
+}
+
+ExerciseResult exercise_from_json(const json& object, const std::string& where) {
+  require_object(object, where);
+  ExerciseResult exercise;
+  exercise.chapter = read_string(object, "chapter", where);
+  exercise.id = read_string(object, "id", where, true);
+  exercise.title = read_string(object, "title", where);
+  exercise.file = read_string(object, "file", where);
+  exercise.problem = read_string(object, "problem", where);
+  exercise.build_log = read_string(object, "build_log", where);
+  exercise.hint = read_string(object, "hint", where);
+  const json& items = read_array(object, "items", where);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    exercise.items.push_back(item_from_json(items[i], where + ".items[" + std::to_string(i) + "]"));
+  return exercise;
+}
+
+}  // namespace
+
+json to_json(const GradeReport& report) {
+  json exercises = json::array();
+  for (const auto& exercise : report.exercises) exercises.push_back(exercise_to_json(exercise));
+  return {
+      {"format", kJsonFormat},
+      {"tool_version", text::valid_utf8(report.tool_version)},
+      {"source", text::valid_utf8(report.source)},
+      {"started_at", text::valid_utf8(report.started_at)},
+      {"seconds", report.seconds},
+      {"seed", report.seed},
+      {"device", text::valid_utf8(report.device)},
+      {"gpu_problem", text::valid_utf8(report.gpu_problem)},
+      {"summary",
+       {
+           {"points", report.points()},
+           {"max_points", report.max_points()},
+           {"passed", report.count(Outcome::passed)},
+           {"failed", report.count(Outcome::failed)},
+           {"skipped", report.count(Outcome::skipped)},
+           {"complete", report.complete()},
+       }},
+      {"exercises", exercises},
+  };
+}
+
+GradeReport from_json(const json& object) {
+  require_object(object, "");
+  const std::string format = read_string(object, "format", "", true);
+  if (format != kJsonFormat) fail("format", "\"" + format + "\" is not " + kJsonFormat);
+
+  GradeReport report;
+  report.tool_version = read_string(object, "tool_version", "");
+  report.source = read_string(object, "source", "");
+  report.started_at = read_string(object, "started_at", "");
+  report.seconds = read_number(object, "seconds", "");
+  report.seed = read_seed(object, "");
+  report.device = read_string(object, "device", "");
+  report.gpu_problem = read_string(object, "gpu_problem", "");
+  const json& exercises = read_array(object, "exercises", "");
+  for (std::size_t i = 0; i < exercises.size(); ++i)
+    report.exercises.push_back(exercise_from_json(exercises[i], "exercises[" + std::to_string(i) + "]"));
+  return report;
+}
+
+}  // namespace cdplab::report

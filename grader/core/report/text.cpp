@@ -1,0 +1,238 @@
+#include "report/text.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace cdplab::report::text {
+
+using grading::ExerciseResult;
+using grading::GradeReport;
+using grading::Item;
+using grading::Outcome;
+
+long next_code_point(std::string_view text, std::size_t& pos) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(pos);
+  if (lead < 0x80) {
+    ++pos;
+    return lead;
+  }
+  // The ranges of RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF.
+  std::size_t length = 0;
+  char32_t cp = 0;
+  unsigned char second_min = 0x80;
+  unsigned char second_max = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+    cp = lead & 0x1Fu;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    cp = lead & 0x0Fu;
+    if (lead == 0xE0) second_min = 0xA0;
+    if (lead == 0xED) second_max = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    cp = lead & 0x07u;
+    if (lead == 0xF0) second_min = 0x90;
+    if (lead == 0xF4) second_max = 0x8F;
+  } else {
+    ++pos;
+    return -1;
+  }
+  if (pos + length > text.size()) {
+    ++pos;
+    return -1;
+  }
+  for (std::size_t i = 1; i < length; ++i) {
+    const unsigned char b = byte(pos + i);
+    const unsigned char min = i == 1 ? second_min : 0x80;
+    const unsigned char max = i == 1 ? second_max : 0xBF;
+    if (b < min || b > max) {
+      ++pos;
+      return -1;
+    }
+    cp = (cp << 6) | (b & 0x3Fu);
+  }
+  pos += length;
+  return static_cast<long>(cp);
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t start = pos;
+    if (next_code_point(text, pos) < 0) out += kReplacement;
+    else out.append(text, start, pos - start);
+  }
+  return out;
+}
+
+std::string strip_ansi(std::string_view text) {
+  constexpr char kEsc = '\x1b';
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] != kEsc || i + 1 >= text.size()) {
+      out += text[i++];
+      continue;
+    }
+    const char kind = text[i + 1];
+    if (kind == '[') {  // CSI: parameter and intermediate bytes, then one final byte
+      std::size_t j = i + 2;
+      while (j < text.size() && text[j] >= 0x20 && text[j] <= 0x3F) ++j;
+      if (j < text.size() && text[j] >= 0x40 && text[j] <= 0x7E) {
+        i = j + 1;
+        continue;
+      }
+    } else if (kind == ']') {  // OSC (hyperlinks, titles): ends with BEL or ESC backslash
+      std::size_t j = i + 2;
+      while (j < text.size() && text[j] != '\a' &&
+             !(text[j] == kEsc && j + 1 < text.size() && text[j + 1] == '\\'))
+        ++j;
+      if (j < text.size()) {
+        i = j + (text[j] == '\a' ? 1 : 2);
+        continue;
+      }
+    } else if (kind >= 0x40 && kind <= 0x5F) {  // a two-byte escape
+      i += 2;
+      continue;
+    }
+    out += text[i++];  // not a sequence: keep the ESC for the caller to deal with
+  }
+  return out;
+}
+
+std::string plain(std::string_view text) {
+  const std::string clean = valid_utf8(strip_ansi(text));
+  std::string out;
+  out.reserve(clean.size());
+  for (std::size_t pos = 0; pos < clean.size();) {
+    const std::size_t start = pos;
+    const long cp = next_code_point(clean, pos);
+    if (cp == '\r') {
+      // "\r\n" is one line end; a lone "\r" (progress output) starts a new line too.
+      if (pos >= clean.size() || clean[pos] != '\n') out += '\n';
+      continue;
+    }
+    const bool control = (cp < 0x20 && cp != '\t' && cp != '\n') || (cp >= 0x7F && cp <= 0x9F);
+    if (!control) out.append(clean, start, pos - start);
+  }
+  return out;
+}
+
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) {
+      lines.emplace_back(text.substr(start));
+      break;
+    }
+    lines.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string first_line(std::string_view text, std::size_t max_chars) {
+  std::string line;
+  for (const auto& candidate : split_lines(text)) {
+    if (candidate.find_first_not_of(" \t") != std::string::npos) {
+      line = candidate;
+      break;
+    }
+  }
+  std::size_t pos = 0;
+  std::size_t chars = 0;
+  while (pos < line.size() && chars < max_chars) {
+    next_code_point(line, pos);
+    ++chars;
+  }
+  if (pos < line.size()) return line.substr(0, pos) + "...";
+  return line;
+}
+
+std::size_t display_width(std::string_view text) {
+  std::size_t width = 0;
+  for (std::size_t pos = 0; pos < text.size(); ++width) next_code_point(text, pos);
+  return width;
+}
+
+std::string format_points(double points) {
+  double rounded = std::round(points * 100.0) / 100.0;
+  if (rounded == 0.0) rounded = 0.0;  // no "-0"
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.2f", rounded);
+  std::string out = buffer;
+  if (out.find('.') != std::string::npos) {
+    out.erase(out.find_last_not_of('0') + 1);
+    if (out.back() == '.') out.pop_back();
+  }
+  return out;
+}
+
+std::string format_score(double points, double max_points) {
+  return format_points(points) + "/" + format_points(max_points);
+}
+
+std::string item_label(const Item& item) {
+  return item.kind == grading::ItemKind::rule ? "rule: " + item.name : item.name;
+}
+
+std::string exercise_path(const ExerciseResult& exercise) {
+  if (exercise.file.empty()) return exercise.chapter.empty() ? exercise.id : exercise.chapter + "/" + exercise.id;
+  const std::size_t slash = exercise.file.find_last_of('/');
+  const std::size_t dot = exercise.file.find_last_of('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash + 1))
+    return exercise.file.substr(0, dot);
+  return exercise.file;
+}
+
+bool has_failure(const ExerciseResult& exercise) {
+  if (!exercise.problem.empty()) return true;
+  for (const auto& item : exercise.items)
+    if (item.outcome == Outcome::failed) return true;
+  return false;
+}
+
+std::vector<std::string> summary_lines(const GradeReport& report) {
+  const int passed = report.count(Outcome::passed);
+  const int failed = report.count(Outcome::failed);
+  const int skipped = report.count(Outcome::skipped);
+  std::vector<std::string> lines;
+  lines.push_back("points: " + format_score(report.points(), report.max_points()) + " (" +
+                  std::to_string(passed) + " passed, " + std::to_string(failed) + " failed, " +
+                  std::to_string(skipped) + " skipped)");
+  if (!report.device.empty()) lines.push_back("device: " + plain(report.device));
+  if (!report.gpu_problem.empty()) lines.push_back("no GPU: " + plain(report.gpu_problem));
+  else if (report.device.empty()) lines.push_back("no GPU: none was found");
+  lines.push_back("seed: " + std::to_string(report.seed));
+  if (skipped > 0) {
+    lines.push_back("grade incomplete: " + std::to_string(skipped) + " GPU " +
+                    (skipped == 1 ? "check" : "checks") + " skipped");
+  }
+  return lines;
+}
+
+}  // namespace cdplab::report::text

@@ -1,0 +1,589 @@
+#include "rules/launch_graph.h"
+
+#include <deque>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "rules/names.h"
+#include "rules/ptx_reader.h"
+
+namespace cdplab::rules {
+namespace {
+
+using ptx::Instruction;
+
+// Address taint bits: a register holds an address of local or of shared memory.
+constexpr unsigned kLocal = 1;
+constexpr unsigned kShared = 2;
+
+// The device runtime's entry points as they appear in PTX (a `_ptsz` suffix is dropped first).
+constexpr std::string_view kGetBufferV2 = "__cudaCDP2GetParameterBufferV2";
+constexpr std::string_view kGetBuffer = "__cudaCDP2GetParameterBuffer";
+constexpr std::string_view kLaunchV2 = "__cudaCDP2LaunchDeviceV2";
+constexpr std::string_view kLaunch = "__cudaCDP2LaunchDevice";
+constexpr std::string_view kStreamCreate = "__cudaCDP2StreamCreateWithFlags";
+
+// The stream handles of cuda_runtime_api.h that device code may pass as constants.
+constexpr long long kStreamLegacy = 1;
+constexpr long long kStreamPerThread = 2;
+constexpr long long kStreamTailLaunch = 3;
+constexpr long long kStreamFireAndForget = 4;
+
+constexpr unsigned kStreamNonBlocking = 1;
+
+std::string opcode_base(const std::string& opcode) { return opcode.substr(0, opcode.find('.')); }
+
+// Whether a component of a dotted opcode is `part` or `part::scope` ("atom.shared::cta.add").
+bool has_component(const std::string& opcode, std::string_view part) {
+  std::size_t start = 0;
+  while (start <= opcode.size()) {
+    std::size_t end = opcode.find('.', start);
+    if (end == std::string::npos) end = opcode.size();
+    const std::string_view component = std::string_view(opcode).substr(start, end - start);
+    if (component == part || component.substr(0, part.size() + 2) == std::string(part) + "::")
+      return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// Instructions whose result is an address when a source is: copies and address arithmetic.
+bool derives_address(const std::string& base) {
+  return base == "mov" || base == "add" || base == "sub" || base == "mad" || base == "cvt" ||
+         base == "cvta" || base == "selp" || base == "and" || base == "or";
+}
+
+std::string without_suffix(std::string name, std::string_view suffix) {
+  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(),
+                                                  suffix.data(), suffix.size()) == 0)
+    name.resize(name.size() - suffix.size());
+  return name;
+}
+
+// What a device-heap call is called in CUDA C++ ("" when the callee is none of them).
+std::string heap_function(const std::string& callee, bool& allocates) {
+  allocates = true;
+  if (callee == "__cudaCDP2Malloc") return "cudaMalloc";
+  if (callee == "malloc") return "malloc";
+  if (callee == "_Znwm" || callee == "_Znam") return "operator new";
+  allocates = false;
+  if (callee == "__cudaCDP2Free") return "cudaFree";
+  if (callee == "free") return "free";
+  if (callee == "_ZdlPv" || callee == "_ZdaPv" || callee == "_ZdlPvm" || callee == "_ZdaPvm")
+    return "operator delete";
+  return {};
+}
+
+// A launch found in one function's own body.
+struct LaunchSite {
+  std::string child;  // the child's symbol; empty when not known
+  StreamKind stream = StreamKind::null_stream;
+  unsigned taint = 0;
+  int line = 0;
+};
+
+// What one function does in its own body (Site::via is filled in when attributed to a kernel).
+struct FunctionFacts {
+  std::vector<LaunchSite> launches;
+  std::vector<StreamCreation> stream_creations;
+  std::vector<HeapCall> allocations;
+  std::vector<HeapCall> deallocations;
+  std::vector<Atomic> atomics;
+  std::vector<std::string> callees;
+};
+
+// The constant or symbol a register holds, when every `mov` into it agrees.
+class Values {
+ public:
+  explicit Values(const ptx::Function& function) {
+    for (const auto& ins : function.body)
+      if (opcode_base(ins.opcode) == "mov" && ins.operands.size() == 2 &&
+          ptx::registers_in(ins.operands[0]).size() == 1)
+        sources_[ins.operands[0]].push_back(ins.operands[1]);
+  }
+
+  // A literal or symbol as written, or the single value a register was given; empty otherwise.
+  std::string resolve(const std::string& operand) const {
+    std::set<std::string> visiting;
+    return resolve(operand, visiting);
+  }
+
+  std::optional<long long> integer(const std::string& operand) const {
+    const std::string value = resolve(operand);
+    if (!ptx::is_integer_literal(value)) return std::nullopt;
+    return ptx::integer_value(value);
+  }
+
+ private:
+  std::string resolve(const std::string& operand, std::set<std::string>& visiting) const {
+    if (operand.empty() || operand.front() != '%') return operand;
+    const auto it = sources_.find(operand);
+    if (it == sources_.end() || !visiting.insert(operand).second) return {};
+    std::string value;
+    for (const auto& source : it->second) {
+      const std::string v = resolve(source, visiting);
+      if (v.empty() || (!value.empty() && v != value)) return {};
+      value = v;
+    }
+    return value;
+  }
+
+  std::map<std::string, std::vector<std::string>> sources_;
+};
+
+// Which registers hold addresses of local or shared memory: a fixed point over the function's
+// copies and address arithmetic, regardless of control flow.
+std::map<std::string, unsigned> address_taint(const ptx::Function& function,
+                                              const ptx::Module& module) {
+  std::map<std::string, unsigned> taint;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& ins : function.body) {
+      const std::string base = opcode_base(ins.opcode);
+      if (!derives_address(base) || ins.operands.size() < 2) continue;
+      unsigned bits = 0;
+      if (base == "cvta") {
+        if (has_component(ins.opcode, "local")) bits |= kLocal;
+        if (has_component(ins.opcode, "shared")) bits |= kShared;
+      }
+      for (std::size_t i = 1; i < ins.operands.size(); ++i) {
+        const std::string& operand = ins.operands[i];
+        if (module.local_symbols.count(operand)) bits |= kLocal;
+        if (module.shared_symbols.count(operand)) bits |= kShared;
+        for (const auto& reg : ptx::registers_in(operand)) {
+          const auto it = taint.find(reg);
+          if (it != taint.end()) bits |= it->second;
+        }
+      }
+      if (bits == 0) continue;
+      for (const auto& reg : ptx::registers_in(ins.operands[0])) {
+        unsigned& target = taint[reg];
+        if ((target | bits) != target) {
+          target |= bits;
+          changed = true;
+        }
+      }
+    }
+  }
+  return taint;
+}
+
+StreamKind stream_kind(const std::optional<long long>& handle) {
+  if (!handle) return StreamKind::named;
+  switch (*handle) {
+    case 0:
+    case kStreamLegacy:
+    case kStreamPerThread: return StreamKind::null_stream;
+    case kStreamTailLaunch: return StreamKind::tail;
+    case kStreamFireAndForget: return StreamKind::fire_and_forget;
+    default: return StreamKind::named;
+  }
+}
+
+// Walks one function's body in text order: launches (parameter buffer, stores into it, the
+// launch call), device runtime calls, atomics, and calls of other functions.
+FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module& module) {
+  FunctionFacts facts;
+  const Values values(function);
+  const std::map<std::string, unsigned> taint = address_taint(function, module);
+  // The taint of an operand: its registers', or a shared or local symbol's own.
+  auto taint_of = [&](const std::string& operand) {
+    unsigned bits = 0;
+    if (module.local_symbols.count(operand)) bits |= kLocal;
+    if (module.shared_symbols.count(operand)) bits |= kShared;
+    for (const auto& reg : ptx::registers_in(operand)) {
+      const auto it = taint.find(reg);
+      if (it != taint.end()) bits |= it->second;
+    }
+    return bits;
+  };
+
+  struct Buffer {
+    std::string child;
+    unsigned taint = 0;
+  };
+  std::vector<Buffer> buffers;
+  std::map<std::string, std::size_t> buffer_of;  // register -> buffer it points into
+  std::map<std::string, std::string> params;     // call parameter -> value stored at offset 0
+  constexpr std::size_t kNoBuffer = static_cast<std::size_t>(-1);
+  std::size_t pending_buffer = kNoBuffer;        // returned by the last call, not read yet
+
+  auto buffer_in = [&](const std::string& operand) -> std::optional<std::size_t> {
+    for (const auto& reg : ptx::registers_in(operand)) {
+      const auto it = buffer_of.find(reg);
+      if (it != buffer_of.end()) return it->second;
+    }
+    return std::nullopt;
+  };
+  auto symbol = [&](const std::string& operand) {
+    const std::string value = values.resolve(operand);
+    return ptx::is_symbol(value) ? value : std::string();
+  };
+
+  for (const Instruction& ins : function.body) {
+    const std::string base = opcode_base(ins.opcode);
+    const auto& ops = ins.operands;
+
+    if (ins.opcode.rfind("st.param", 0) == 0 && ops.size() == 2) {
+      const std::string name = ptx::address_base(ops[0]);
+      const bool at_zero =
+          ops[0].find('+') == std::string::npos || ops[0].find("+0]") != std::string::npos;
+      if (!name.empty() && at_zero) params[name] = ops[1];
+      continue;
+    }
+    if (ins.opcode.rfind("ld.param", 0) == 0 && ops.size() == 2) {
+      if (pending_buffer != kNoBuffer && ptx::address_base(ops[1]).rfind("retval", 0) == 0) {
+        for (const auto& reg : ptx::registers_in(ops[0])) buffer_of[reg] = pending_buffer;
+        pending_buffer = kNoBuffer;
+      }
+      continue;
+    }
+    if (base == "st" && ops.size() >= 2) {
+      if (const auto buffer = buffer_in(ops[0])) {
+        for (std::size_t i = 1; i < ops.size(); ++i) buffers[*buffer].taint |= taint_of(ops[i]);
+      }
+      continue;
+    }
+    if (derives_address(base) && ops.size() >= 2) {
+      for (std::size_t i = 1; i < ops.size(); ++i)
+        if (const auto buffer = buffer_in(ops[i]))
+          for (const auto& reg : ptx::registers_in(ops[0])) buffer_of[reg] = *buffer;
+      continue;
+    }
+    if ((base == "atom" || base == "red") && !ops.empty()) {
+      Atomic atomic{{ins.line, {}}, AddressSpace::generic, ins.opcode};
+      std::string address;
+      for (const auto& op : ops)
+        if (!ptx::address_base(op).empty()) address = ptx::address_base(op);
+      if (has_component(ins.opcode, "shared") || (taint_of(address) & kShared))
+        atomic.space = AddressSpace::shared;
+      else if (has_component(ins.opcode, "global"))
+        atomic.space = AddressSpace::global;
+      facts.atomics.push_back(atomic);
+      continue;
+    }
+    if (base != "call") continue;
+
+    const ptx::CallOperands call = ptx::call_operands(ins);
+    const std::string callee = without_suffix(call.callee, "_ptsz");
+    auto argument = [&](std::size_t i) {
+      if (i >= call.arguments.size()) return std::string();
+      const auto it = params.find(call.arguments[i]);
+      return it == params.end() ? std::string() : it->second;
+    };
+    pending_buffer = kNoBuffer;
+    bool allocates = false;
+    const std::string heap = heap_function(callee, allocates);
+
+    if (callee == kGetBufferV2 || callee == kGetBuffer) {
+      buffers.push_back({callee == kGetBufferV2 ? symbol(argument(0)) : std::string(), 0});
+      pending_buffer = buffers.size() - 1;
+    } else if (callee == kLaunchV2 || callee == kLaunch) {
+      const bool v2 = callee == kLaunchV2;
+      LaunchSite site;
+      site.line = ins.line;
+      site.stream = stream_kind(values.integer(argument(v2 ? 1 : 5)));
+      if (const auto buffer = buffer_in(argument(v2 ? 0 : 1))) {
+        site.child = buffers[*buffer].child;
+        site.taint = buffers[*buffer].taint;
+      }
+      if (!v2) site.child = symbol(argument(0));
+      facts.launches.push_back(site);
+    } else if (callee == kStreamCreate) {
+      StreamCreation creation{{ins.line, {}}, std::nullopt};
+      if (const auto flags = values.integer(argument(1)))
+        creation.flags = static_cast<unsigned>(*flags);
+      facts.stream_creations.push_back(creation);
+    } else if (!heap.empty()) {
+      (allocates ? facts.allocations : facts.deallocations).push_back({{ins.line, {}}, heap});
+    } else if (const ptx::Function* target = module.find(callee); target && target->defined) {
+      facts.callees.push_back(target->name);
+    }
+    params.clear();
+  }
+  return facts;
+}
+
+Kernel make_kernel(const std::string& symbol, bool defined) {
+  Kernel kernel;
+  kernel.mangled = symbol;
+  kernel.name = demangle(symbol);
+  kernel.qualified_name = qualified_name(kernel.name);
+  kernel.short_name = unqualified_name(kernel.qualified_name);
+  kernel.defined = defined;
+  return kernel;
+}
+
+std::string dot_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
+}  // namespace
+
+const char* to_string(StreamKind kind) {
+  switch (kind) {
+    case StreamKind::null_stream: return "null";
+    case StreamKind::tail: return "tail";
+    case StreamKind::fire_and_forget: return "fire_and_forget";
+    case StreamKind::named: return "named";
+  }
+  return "named";
+}
+
+std::optional<StreamKind> parse_stream_kind(std::string_view text) {
+  for (StreamKind kind : {StreamKind::null_stream, StreamKind::tail, StreamKind::fire_and_forget,
+                          StreamKind::named})
+    if (text == to_string(kind)) return kind;
+  return std::nullopt;
+}
+
+std::string stream_phrase(StreamKind kind) {
+  switch (kind) {
+    case StreamKind::null_stream: return "the NULL stream";
+    case StreamKind::tail: return "cudaStreamTailLaunch";
+    case StreamKind::fire_and_forget: return "cudaStreamFireAndForget";
+    case StreamKind::named: return "a named stream";
+  }
+  return "a named stream";
+}
+
+std::string flags_phrase(const std::optional<unsigned>& flags) {
+  if (!flags) return "flags that are not a compile-time constant";
+  if (*flags == kStreamNonBlocking) return "cudaStreamNonBlocking";
+  if (*flags == 0) return "cudaStreamDefault";
+  return "flags " + std::to_string(*flags);
+}
+
+std::string where(const Site& site) {
+  std::string text = "PTX line " + std::to_string(site.ptx_line);
+  if (!site.via.empty()) text += ", in " + site.via;
+  return text;
+}
+
+bool Kernel::shared_atomics() const {
+  for (const auto& atomic : atomics)
+    if (atomic.space == AddressSpace::shared) return true;
+  return false;
+}
+
+bool Kernel::matches(std::string_view written) const {
+  return name_matches(written, mangled, qualified_name);
+}
+
+const Kernel* LaunchGraph::find(std::string_view name) const {
+  for (const auto& kernel : kernels)
+    if (kernel.matches(name)) return &kernel;
+  return nullptr;
+}
+
+std::vector<std::size_t> LaunchGraph::find_all(std::string_view name) const {
+  std::vector<std::size_t> found;
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    if (kernels[i].matches(name)) found.push_back(i);
+  return found;
+}
+
+std::vector<const Launch*> LaunchGraph::launches_from(std::size_t parent) const {
+  std::vector<const Launch*> found;
+  for (const auto& launch : launches)
+    if (launch.parent == parent) found.push_back(&launch);
+  return found;
+}
+
+std::vector<const Launch*> LaunchGraph::chain(std::size_t from, std::size_t to) const {
+  if (from >= kernels.size() || to >= kernels.size()) return {};
+  std::vector<const Launch*> reached_by(kernels.size(), nullptr);  // breadth-first tree
+  std::deque<std::size_t> queue{from};
+  while (!queue.empty()) {
+    const std::size_t kernel = queue.front();
+    queue.pop_front();
+    for (const auto& launch : launches) {
+      if (launch.parent != kernel || launch.child == Launch::unknown || reached_by[launch.child])
+        continue;
+      reached_by[launch.child] = &launch;
+      if (launch.child == to) {
+        std::vector<const Launch*> path;
+        std::size_t at = to;
+        do {
+          path.insert(path.begin(), reached_by[at]);
+          at = reached_by[at]->parent;
+        } while (at != from);
+        return path;
+      }
+      queue.push_back(launch.child);
+    }
+  }
+  return {};
+}
+
+bool LaunchGraph::reaches(std::string_view from, std::string_view to) const {
+  for (std::size_t f : find_all(from))
+    for (std::size_t t : find_all(to))
+      if (!chain(f, t).empty()) return true;
+  return false;
+}
+
+std::string LaunchGraph::label(std::size_t kernel) const {
+  if (kernel >= kernels.size()) return "an unknown kernel";
+  const Kernel& named = kernels[kernel];
+  for (const auto& other : kernels)
+    if (&other != &named && other.short_name == named.short_name) return named.qualified_name;
+  return named.short_name;
+}
+
+LaunchGraph analyze_ptx(std::string_view text) {
+  const ptx::Module module = ptx::read_module(text);
+  // nvcc -G keeps every value in local memory and calls the launch API through wrapper functions;
+  // the checker follows values through registers only, so it would report launches of unknown
+  // kernels. Say so instead.
+  if (module.target.find("debug") != std::string::npos)
+    throw std::runtime_error(
+        "the PTX was compiled for device debugging (nvcc -G, '.target " + module.target +
+        "'); the rule checker reads optimized PTX: build the exercise without -G");
+
+  std::map<std::string, FunctionFacts> facts;
+  for (const auto& function : module.functions)
+    if (function.defined) facts[function.name] = analyze_function(function, module);
+
+  LaunchGraph graph;
+  std::map<std::string, std::size_t> kernel_index;
+  auto kernel_for = [&](const std::string& symbol, bool defined) {
+    const auto [it, added] = kernel_index.emplace(symbol, graph.kernels.size());
+    if (added) graph.kernels.push_back(make_kernel(symbol, defined));
+    return it->second;
+  };
+  for (const auto& function : module.functions)
+    if (function.is_kernel && function.defined) kernel_for(function.name, true);
+
+  for (const auto& function : module.functions) {
+    if (!function.is_kernel || !function.defined) continue;
+    const std::size_t parent = kernel_index.at(function.name);
+
+    // The kernel's body and every device function it reaches through calls.
+    std::vector<std::string> reached{function.name};
+    std::set<std::string> seen{function.name};
+    for (std::size_t i = 0; i < reached.size(); ++i)
+      for (const auto& callee : facts[reached[i]].callees)
+        if (seen.insert(callee).second) reached.push_back(callee);
+
+    for (const auto& symbol : reached) {
+      const FunctionFacts& own = facts[symbol];
+      const std::string via = symbol == function.name ? std::string() : demangle(symbol);
+      auto attributed = [&](auto item) {
+        item.site.via = via;
+        return item;
+      };
+      for (const auto& site : own.launches) {
+        Launch launch;
+        launch.parent = parent;
+        if (!site.child.empty()) {
+          const ptx::Function* child = module.find(site.child);
+          launch.child = kernel_for(site.child, child && child->defined);
+        }
+        launch.stream = site.stream;
+        launch.passes_local_address = (site.taint & kLocal) != 0;
+        launch.passes_shared_address = (site.taint & kShared) != 0;
+        launch.site = {site.line, via};
+        graph.launches.push_back(launch);
+      }
+      // after the launches: kernel_for() may have grown graph.kernels
+      Kernel& kernel = graph.kernels[parent];
+      for (const auto& c : own.stream_creations) kernel.stream_creations.push_back(attributed(c));
+      for (const auto& a : own.allocations) kernel.allocations.push_back(attributed(a));
+      for (const auto& d : own.deallocations) kernel.deallocations.push_back(attributed(d));
+      for (const auto& a : own.atomics) kernel.atomics.push_back(attributed(a));
+    }
+  }
+  return graph;
+}
+
+std::string describe(const LaunchGraph& graph) {
+  std::ostringstream out;
+  out << "Kernels:";
+  if (graph.kernels.empty()) out << " none";
+  out << '\n';
+  for (const auto& kernel : graph.kernels) {
+    out << "  " << kernel.name;
+    if (!kernel.defined) out << "  (launched; its code is not in this file)";
+    out << '\n';
+    for (const auto& c : kernel.stream_creations)
+      out << "    creates a stream with " << flags_phrase(c.flags) << " (" << where(c.site) << ")\n";
+    for (const auto& a : kernel.allocations)
+      out << "    allocates with " << a.function << " (" << where(a.site) << ")\n";
+    for (const auto& d : kernel.deallocations)
+      out << "    frees with " << d.function << " (" << where(d.site) << ")\n";
+    for (const auto& a : kernel.atomics) {
+      const char* space = a.space == AddressSpace::shared   ? "__shared__"
+                          : a.space == AddressSpace::global ? "global"
+                                                            : "generic";
+      out << "    atomic on " << space << " memory: " << a.instruction << " (" << where(a.site)
+          << ")\n";
+    }
+  }
+  out << "Launches:";
+  if (graph.launches.empty()) out << " none";
+  out << '\n';
+  for (const auto& launch : graph.launches) {
+    out << "  " << graph.label(launch.parent) << " -> " << graph.label(launch.child) << " into "
+        << stream_phrase(launch.stream) << " (" << where(launch.site) << ")";
+    if (launch.passes_local_address) out << ": passes the address of a local variable";
+    if (launch.passes_shared_address)
+      out << (launch.passes_local_address ? " and" : ":") << " passes an address of __shared__ memory";
+    out << '\n';
+  }
+  return out.str();
+}
+
+std::string to_dot(const LaunchGraph& graph) {
+  std::ostringstream out;
+  out << "digraph launch_graph {\n"
+      << "  rankdir=LR;\n"
+      << "  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n"
+      << "  edge [fontname=\"Helvetica\", fontsize=10];\n";
+  bool unknown_child = false;
+  for (std::size_t i = 0; i < graph.kernels.size(); ++i) {
+    const Kernel& kernel = graph.kernels[i];
+    std::string label = graph.label(i);
+    std::vector<std::string> notes;
+    if (kernel.creates_stream()) notes.push_back("creates streams");
+    if (kernel.device_malloc()) notes.push_back("allocates");
+    if (kernel.device_free()) notes.push_back("frees");
+    if (kernel.shared_atomics()) notes.push_back("shared atomics");
+    for (std::size_t n = 0; n < notes.size(); ++n) label += (n == 0 ? "\n" : ", ") + notes[n];
+    out << "  k" << i << " [label=" << dot_quoted(label);
+    if (!kernel.defined) out << ", style=\"rounded,dashed\"";
+    out << "];\n";
+  }
+  for (const auto& launch : graph.launches) {
+    std::string label = to_string(launch.stream);
+    const bool bad = launch.passes_local_address || launch.passes_shared_address;
+    if (launch.passes_local_address) label += "\nlocal address";
+    if (launch.passes_shared_address) label += "\nshared address";
+    out << "  k" << launch.parent << " -> ";
+    if (launch.child == Launch::unknown) {
+      out << "unknown";
+      unknown_child = true;
+    } else {
+      out << 'k' << launch.child;
+    }
+    out << " [label=" << dot_quoted(label);
+    if (bad) out << ", color=red, fontcolor=red";
+    out << "];\n";
+  }
+  if (unknown_child) out << "  unknown [label=\"?\", shape=circle];\n";
+  out << "}\n";
+  return out.str();
+}
+
+}  // namespace cdplab::rules

@@ -1,0 +1,148 @@
+/// @file launch_graph.h
+/// @brief The launch graph of one exercise, rebuilt from the PTX nvcc emits for it
+///        (`nvcc -ptx -rdc=true -arch=compute_90`): which kernel launches which, into which
+///        stream, and the CDP-relevant things each kernel does.
+///
+/// How device code looks in PTX (CDP2, nvcc 13):
+/// - `child<<<g, b, smem, s>>>(args)` is a call to `__cudaCDP2GetParameterBufferV2` whose first
+///   parameter is the child's symbol; the arguments are stored into the buffer it returns; then
+///   `__cudaCDP2LaunchDeviceV2(buffer, stream)` launches it. The stream is an immediate for the
+///   special streams (0 NULL, 3 `cudaStreamTailLaunch`, 4 `cudaStreamFireAndForget`) or a
+///   register for a stream the kernel created or was given.
+/// - Device-side runtime calls are `__cudaCDP2StreamCreateWithFlags`, `__cudaCDP2Malloc`,
+///   `__cudaCDP2Free`; device `malloc`/`free` keep their names.
+/// - Addresses of local variables derive from the frame (`__local_depot`, `%SP`), addresses of
+///   `__shared__` memory from `.shared` symbols (`cvta.shared`). The checker follows them
+///   through register copies and arithmetic inside a function and flags a launch whose
+///   parameter buffer receives one.
+///
+/// What happens in a device function (`.func`) is attributed to every kernel that calls it,
+/// directly or through other device functions.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cdplab::rules {
+
+/// The stream a device-side launch goes into.
+enum class StreamKind {
+  null_stream,      ///< the NULL (default) stream: launches of a block run one after another
+  tail,             ///< `cudaStreamTailLaunch`: runs after the parent grid and all its work
+  fire_and_forget,  ///< `cudaStreamFireAndForget`: runs at once, independent of the parent
+  named,            ///< a stream held in a variable: created in device code or passed in
+};
+
+/// The manifest spelling: `null`, `tail`, `fire_and_forget`, `named`.
+const char* to_string(StreamKind kind);
+
+/// The manifest spelling back to the kind; nullopt for anything else.
+std::optional<StreamKind> parse_stream_kind(std::string_view text);
+
+/// In words, for messages: "the NULL stream", "cudaStreamTailLaunch", ...
+std::string stream_phrase(StreamKind kind);
+
+/// The flags of a device-side stream creation in words: "cudaStreamNonBlocking",
+/// "cudaStreamDefault", "flags 6", or "flags that are not a compile-time constant".
+std::string flags_phrase(const std::optional<unsigned>& flags);
+
+/// The memory an atomic instruction works on.
+enum class AddressSpace { shared, global, generic };
+
+/// Where something happens in the PTX.
+struct Site {
+  int ptx_line = 0;   ///< 1-based line of the PTX text
+  std::string via;    ///< the device function it is in (demangled); empty: the kernel's own body
+};
+
+/// "PTX line 123" or "PTX line 123, in helper(int*)".
+std::string where(const Site& site);
+
+/// A `cudaStreamCreateWithFlags` in device code.
+struct StreamCreation {
+  Site site;
+  std::optional<unsigned> flags;  ///< the flags argument; nullopt when not a constant
+};
+
+/// A device-heap call: `cudaMalloc`, `malloc`, `cudaFree` or `free`.
+struct HeapCall {
+  Site site;
+  std::string function;  ///< as the student wrote it: "cudaMalloc", "malloc", "cudaFree", "free"
+};
+
+/// An atomic (`atom`) or reduction (`red`) instruction.
+struct Atomic {
+  Site site;
+  AddressSpace space = AddressSpace::generic;  ///< generic ones on a known shared address count as shared
+  std::string instruction;                     ///< the opcode: "atom.shared.add.u32"
+};
+
+/// A kernel of the exercise, or a kernel it launches that is only declared there.
+struct Kernel {
+  std::string mangled;         ///< the PTX symbol: "_ZN3lab5childEPii"
+  std::string name;            ///< demangled: "lab::child(int*, int)"
+  std::string qualified_name;  ///< "lab::child"
+  std::string short_name;      ///< unqualified: "child"
+  bool defined = true;         ///< false for a launched kernel whose code is not in this PTX
+  std::vector<StreamCreation> stream_creations;
+  std::vector<HeapCall> allocations;    ///< device `cudaMalloc` / `malloc`
+  std::vector<HeapCall> deallocations;  ///< device `cudaFree` / `free`
+  std::vector<Atomic> atomics;
+
+  bool creates_stream() const { return !stream_creations.empty(); }
+  bool device_malloc() const { return !allocations.empty(); }
+  bool device_free() const { return !deallocations.empty(); }
+  bool shared_atomics() const;  ///< some atomic works on `__shared__` memory
+  /// Whether a manifest's kernel name designates this kernel (see name_matches()).
+  bool matches(std::string_view written) const;
+};
+
+/// One device-side launch, from a kernel (the launch may sit in a device function it calls).
+struct Launch {
+  static constexpr std::size_t unknown = static_cast<std::size_t>(-1);
+
+  std::size_t parent = 0;         ///< index into LaunchGraph::kernels
+  std::size_t child = unknown;    ///< index into LaunchGraph::kernels; unknown for a function pointer
+  StreamKind stream = StreamKind::null_stream;
+  bool passes_local_address = false;   ///< a parameter holds an address of a local variable
+  bool passes_shared_address = false;  ///< a parameter holds an address of `__shared__` memory
+  Site site;                           ///< the `__cudaCDP2LaunchDevice*` call
+};
+
+/// The kernels of one exercise and the launches between them.
+struct LaunchGraph {
+  std::vector<Kernel> kernels;   ///< in order of appearance in the PTX
+  std::vector<Launch> launches;  ///< in order of appearance, per parent kernel
+
+  /// The first kernel a manifest name designates, or nullptr.
+  const Kernel* find(std::string_view name) const;
+  /// Indices of every kernel the name designates (overloads, templates).
+  std::vector<std::size_t> find_all(std::string_view name) const;
+  /// The launches whose parent is kernel `parent`.
+  std::vector<const Launch*> launches_from(std::size_t parent) const;
+  /// A shortest chain of launches from kernel `from` to kernel `to` (at least one launch, so
+  /// `from == to` asks for a cycle); empty when there is none.
+  std::vector<const Launch*> chain(std::size_t from, std::size_t to) const;
+  /// Whether some kernel named `from` launches some kernel named `to`, directly or through
+  /// other kernels. `reaches(k, k)` means k is recursive.
+  bool reaches(std::string_view from, std::string_view to) const;
+  /// The name used in messages: the unqualified name, or the qualified one when another kernel
+  /// has the same unqualified name; "an unknown kernel" for Launch::unknown.
+  std::string label(std::size_t kernel) const;
+};
+
+/// Builds the launch graph of a PTX module. Throws std::runtime_error when the text is not PTX,
+/// or is PTX compiled for device debugging (`nvcc -G`), which the checker cannot follow.
+LaunchGraph analyze_ptx(std::string_view ptx);
+
+/// A readable listing: the kernels with what they do, and the launches with their streams.
+std::string describe(const LaunchGraph& graph);
+
+/// The graph in Graphviz DOT: kernels as nodes, launches as edges labelled by their stream;
+/// launches that hand a child a local or shared address are drawn red.
+std::string to_dot(const LaunchGraph& graph);
+
+}  // namespace cdplab::rules

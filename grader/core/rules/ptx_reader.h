@@ -1,0 +1,79 @@
+/// @file ptx_reader.h
+/// @brief Reads PTX text into functions and instructions: just enough structure for the CDP
+///        rule checker (rules/launch_graph.h), not a PTX validator.
+///
+/// PTX is a sequence of statements ended by `;`, grouped by `{ }` blocks. Comments and labels
+/// are dropped; a few module directives (`.version`, `.target`, `.address_size`, `.file`,
+/// `.loc`) end at the end of their line. Function definitions (`.entry`, `.func`) become
+/// Function objects with their instructions in text order; nested blocks (call sequences,
+/// scoped registers) are flattened into the function body.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cdplab::rules::ptx {
+
+/// One instruction or in-function directive: `@%p1 st.u64 [%rd2+8], %rd3;` has guard `%p1`,
+/// opcode `st.u64` and operands `[%rd2+8]` and `%rd3`.
+struct Instruction {
+  int line = 0;                       ///< 1-based PTX line where the statement starts
+  std::string guard;                  ///< predicate guard without `@` (`%p1`, `!%p1`); empty if none
+  std::string opcode;                 ///< `st.u64`, `call.uni`, or a directive such as `.reg`
+  std::vector<std::string> operands;  ///< split at top-level commas, all white space removed
+};
+
+/// A kernel (`.entry`) or device function (`.func`) of the module.
+struct Function {
+  std::string name;                 ///< the symbol as written: `_Z6parentPii`, `_Z6helperPi$11`
+  bool is_kernel = false;           ///< `.entry` (a kernel) rather than `.func`
+  bool defined = false;             ///< has a body here (not only a declaration)
+  int line = 0;                     ///< PTX line of its first header or declaration
+  std::vector<Instruction> body;    ///< the body in text order (empty when not defined)
+};
+
+/// What the reader found in one PTX module.
+struct Module {
+  std::vector<Function> functions;        ///< in order of first appearance; one per symbol
+  std::set<std::string> shared_symbols;   ///< variables declared `.shared` (any scope)
+  std::set<std::string> local_symbols;    ///< variables declared `.local` (stack depots)
+  std::string version;                    ///< the `.version` directive's argument
+  std::string target;                     ///< the `.target` directive's argument
+
+  /// The function with this symbol, or nullptr.
+  const Function* find(std::string_view symbol) const;
+};
+
+/// Reads a PTX module. Throws std::runtime_error when the text is not PTX (no `.version`
+/// directive, unbalanced braces, a statement left unterminated, code outside any function).
+Module read_module(std::string_view ptx);
+
+/// The operands of a `call`: `call.uni (retval0), f, (param0, param1);`.
+struct CallOperands {
+  std::string callee;                 ///< `f`; a register for an indirect call
+  std::vector<std::string> results;   ///< `retval0`
+  std::vector<std::string> arguments; ///< `param0`, `param1`
+};
+
+/// Splits the operands of a `call` instruction.
+CallOperands call_operands(const Instruction& call);
+
+/// The registers (`%name`) named in an operand: `[%rd2+8]` gives `%rd2`, `{%r1,%r2}` both.
+std::vector<std::string> registers_in(std::string_view operand);
+
+/// The name inside an address operand: `[%rd2+8]` gives `%rd2`, `[param0+0]` gives `param0`,
+/// `[x]` gives `x`; empty when the operand is not an address.
+std::string address_base(std::string_view operand);
+
+/// True when the operand is an integer literal (decimal, `0x` hex, optional sign).
+bool is_integer_literal(std::string_view operand);
+
+/// The value of an integer literal; requires is_integer_literal(operand).
+long long integer_value(std::string_view operand);
+
+/// True when the operand is a symbol name (not a register, literal, address or list).
+bool is_symbol(std::string_view operand);
+
+}  // namespace cdplab::rules::ptx

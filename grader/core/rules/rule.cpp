@@ -1,0 +1,387 @@
+#include "rules/rule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+namespace cdplab::rules {
+namespace {
+
+constexpr unsigned kStreamNonBlocking = 1;
+
+// Which keys each kind takes besides kind, points and message.
+struct KindKeys {
+  std::string_view kind;
+  bool needs_kernel;
+  std::vector<std::string_view> keys;
+};
+
+const std::vector<KindKeys>& kind_keys() {
+  static const std::vector<KindKeys> table = {
+      {"launches", true, {"kernel", "child", "stream"}},
+      {"recursion", true, {"kernel"}},
+      {"creates_stream", true, {"kernel", "flags"}},
+      {"device_malloc", false, {"kernel"}},
+      {"device_free", false, {"kernel"}},
+      {"shared_atomics", true, {"kernel"}},
+      {"no_private_pointers", false, {"kernel"}},
+  };
+  return table;
+}
+
+const KindKeys* keys_of(std::string_view kind) {
+  for (const auto& entry : kind_keys())
+    if (entry.kind == kind) return &entry;
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator,
+                 std::string_view last_separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += i + 1 == parts.size() ? last_separator : separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+// Throws with the table's place in its file, when toml++ recorded one.
+[[noreturn]] void fail(const toml::node& node, const std::string& what) {
+  std::string prefix = "rule";
+  const toml::source_region& source = node.source();
+  if (source.begin.line > 0) {
+    prefix += " at line " + std::to_string(source.begin.line);
+    if (source.path && !source.path->empty()) prefix += " of " + *source.path;
+  }
+  throw std::runtime_error(prefix + ": " + what);
+}
+
+std::string string_value(const toml::table& table, std::string_view key) {
+  const toml::node* node = table.get(key);
+  if (!node->is_string()) fail(*node, quoted(key) + " must be a string");
+  return node->as_string()->get();
+}
+
+std::vector<StreamKind> stream_values(const toml::node& node) {
+  const std::string allowed = "null, tail, fire_and_forget or named";
+  std::vector<StreamKind> kinds;
+  auto add = [&](const toml::node& item) {
+    if (!item.is_string()) fail(item, "'stream' must be a list of strings (" + allowed + ")");
+    const std::string text = item.as_string()->get();
+    const auto kind = parse_stream_kind(text);
+    if (!kind) fail(item, "'stream' has " + quoted(text) + "; a stream kind is " + allowed);
+    if (std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) kinds.push_back(*kind);
+  };
+  if (const toml::array* list = node.as_array()) {
+    if (list->empty()) fail(node, "'stream' is an empty list; leave it out to allow any stream");
+    for (const auto& item : *list) add(item);
+  } else {
+    add(node);
+  }
+  return kinds;
+}
+
+std::string stream_list(const std::vector<StreamKind>& streams) {
+  std::vector<std::string> phrases;
+  for (StreamKind kind : streams) phrases.push_back(stream_phrase(kind));
+  return join(phrases, ", ", " or ");
+}
+
+// "no kernel named X in the exercise", or empty when the name designates some kernel.
+std::string missing_kernel(const LaunchGraph& graph, const std::string& name) {
+  if (!graph.find_all(name).empty()) return {};
+  return "no kernel named " + name + " in the exercise";
+}
+
+// The kernels a rule is about: those named, or every kernel defined in the exercise.
+std::vector<std::size_t> scope_of(const RuleSpec& rule, const LaunchGraph& graph) {
+  if (!rule.kernel.empty()) return graph.find_all(rule.kernel);
+  std::vector<std::size_t> all;
+  for (std::size_t i = 0; i < graph.kernels.size(); ++i)
+    if (graph.kernels[i].defined) all.push_back(i);
+  return all;
+}
+
+std::vector<const Launch*> launches_from(const LaunchGraph& graph,
+                                         const std::vector<std::size_t>& parents) {
+  std::vector<const Launch*> found;
+  for (const auto& launch : graph.launches)
+    if (std::find(parents.begin(), parents.end(), launch.parent) != parents.end())
+      found.push_back(&launch);
+  return found;
+}
+
+std::string launch_phrase(const LaunchGraph& graph, const Launch& launch) {
+  return graph.label(launch.parent) + " launches " + graph.label(launch.child) + " into " +
+         stream_phrase(launch.stream) + " (" + where(launch.site) + ")";
+}
+
+std::string more(std::size_t count, std::string_view what) {
+  if (count == 0) return {};
+  return "; " + std::to_string(count) + " more " + std::string(what);
+}
+
+RuleVerdict verdict(bool passed, std::string found) { return {passed, {}, std::move(found)}; }
+
+RuleVerdict check_launches(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> parents = graph.find_all(rule.kernel);
+  const std::string who = parents.empty() ? rule.kernel : graph.label(parents.front());
+  std::vector<std::size_t> children;
+  if (!rule.child.empty()) {
+    children = graph.find_all(rule.child);
+    if (children.empty()) return verdict(false, missing_kernel(graph, rule.child));
+  }
+  const std::vector<const Launch*> all = launches_from(graph, parents);
+  std::vector<const Launch*> matching;
+  for (const Launch* launch : all)
+    if (rule.child.empty() ||
+        std::find(children.begin(), children.end(), launch->child) != children.end())
+      matching.push_back(launch);
+
+  if (matching.empty()) {
+    if (all.empty()) return verdict(false, who + " launches nothing");
+    std::vector<std::string> others;
+    for (const Launch* launch : all) {
+      const std::string name = graph.label(launch->child) + " (" + where(launch->site) + ")";
+      if (std::find(others.begin(), others.end(), name) == others.end()) others.push_back(name);
+    }
+    return verdict(false, who + " launches " + join(others, ", ", " and ") + " but not " +
+                              graph.label(children.front()));
+  }
+  std::vector<const Launch*> wrong_stream;
+  for (const Launch* launch : matching)
+    if (!rule.streams.empty() &&
+        std::find(rule.streams.begin(), rule.streams.end(), launch->stream) == rule.streams.end())
+      wrong_stream.push_back(launch);
+  if (!wrong_stream.empty()) {
+    const Launch& first = *wrong_stream.front();
+    return verdict(false, "the launch of " + graph.label(first.child) + " from " +
+                              graph.label(first.parent) + " uses " + stream_phrase(first.stream) +
+                              " (" + where(first.site) + ")" +
+                              more(wrong_stream.size() - 1, "launches use other streams"));
+  }
+  return verdict(true, launch_phrase(graph, *matching.front()) +
+                           more(matching.size() - 1, "such launches"));
+}
+
+RuleVerdict check_recursion(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  for (std::size_t kernel : kernels) {
+    const std::vector<const Launch*> cycle = graph.chain(kernel, kernel);
+    if (cycle.empty()) continue;
+    if (cycle.size() == 1)
+      return verdict(true, graph.label(kernel) + " launches itself (" + where(cycle[0]->site) + ")");
+    std::vector<std::string> steps;
+    for (const Launch* launch : cycle)
+      steps.push_back(graph.label(launch->parent) + " launches " + graph.label(launch->child) +
+                      " (" + where(launch->site) + ")");
+    return verdict(true, join(steps, ", ", ", "));
+  }
+  const std::string who = graph.label(kernels.front());
+  std::vector<std::string> children;
+  for (const Launch* launch : launches_from(graph, kernels)) {
+    const std::string name = graph.label(launch->child);
+    if (std::find(children.begin(), children.end(), name) == children.end())
+      children.push_back(name);
+  }
+  if (children.empty()) return verdict(false, who + " launches nothing");
+  return verdict(false, who + " launches " + join(children, ", ", " and ") +
+                            ", but no chain of launches leads back to " + who);
+}
+
+RuleVerdict check_creates_stream(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  const std::string who = graph.label(kernels.front());
+  std::vector<const StreamCreation*> creations;
+  for (std::size_t k : kernels)
+    for (const auto& creation : graph.kernels[k].stream_creations) creations.push_back(&creation);
+  if (creations.empty()) return verdict(false, who + " creates no stream in device code");
+  if (rule.flags == "non_blocking") {
+    for (const StreamCreation* creation : creations)
+      if (!creation->flags || (*creation->flags & kStreamNonBlocking) == 0)
+        return verdict(false, who + " creates a stream with " + flags_phrase(creation->flags) +
+                                  ", not cudaStreamNonBlocking (" + where(creation->site) + ")");
+  }
+  return verdict(true, who + " creates a stream with " + flags_phrase(creations.front()->flags) +
+                           " (" + where(creations.front()->site) + ")" +
+                           more(creations.size() - 1, "stream creations"));
+}
+
+RuleVerdict check_heap(const RuleSpec& rule, const LaunchGraph& graph, bool allocation) {
+  const std::vector<std::size_t> kernels = scope_of(rule, graph);
+  for (std::size_t k : kernels) {
+    const auto& calls = allocation ? graph.kernels[k].allocations : graph.kernels[k].deallocations;
+    if (!calls.empty())
+      return verdict(true, graph.label(k) + " calls " + calls.front().function + " (" +
+                               where(calls.front().site) + ")");
+  }
+  const std::string calls = allocation ? "cudaMalloc or malloc" : "cudaFree or free";
+  if (rule.kernel.empty()) return verdict(false, "no kernel calls " + calls + " in device code");
+  const std::string who = graph.label(kernels.front());
+  if (!allocation) {  // say where the memory it never frees comes from
+    for (std::size_t k : kernels)
+      if (const auto& allocations = graph.kernels[k].allocations; !allocations.empty())
+        return verdict(false, who + " allocates with " + allocations.front().function + " (" +
+                                  where(allocations.front().site) +
+                                  ") but calls neither cudaFree nor free in device code");
+  }
+  return verdict(false, who + (allocation ? " calls neither cudaMalloc nor malloc"
+                                          : " calls neither cudaFree nor free") +
+                            " in device code");
+}
+
+RuleVerdict check_shared_atomics(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  const std::string who = graph.label(kernels.front());
+  const Atomic* other = nullptr;
+  std::size_t others = 0;
+  for (std::size_t k : kernels)
+    for (const auto& atomic : graph.kernels[k].atomics) {
+      if (atomic.space == AddressSpace::shared)
+        return verdict(true, who + " performs " + atomic.instruction + " (" + where(atomic.site) + ")");
+      if (!other) other = &atomic;
+      ++others;
+    }
+  if (!other) return verdict(false, who + " performs no atomic operation");
+  return verdict(false, who + "'s atomic operations are not on __shared__ memory: " +
+                            other->instruction + " (" + where(other->site) + ")" +
+                            more(others - 1, "atomic operations"));
+}
+
+RuleVerdict check_no_private_pointers(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = scope_of(rule, graph);
+  const std::vector<const Launch*> launches = launches_from(graph, kernels);
+  std::vector<const Launch*> bad;
+  for (const Launch* launch : launches)
+    if (launch->passes_local_address || launch->passes_shared_address) bad.push_back(launch);
+  if (!bad.empty()) {
+    const Launch& first = *bad.front();
+    const std::string what = first.passes_local_address && first.passes_shared_address
+                                 ? "addresses of a local variable and of __shared__ memory"
+                             : first.passes_local_address ? "the address of a local variable"
+                                                          : "an address of __shared__ memory";
+    return verdict(false, "the launch of " + graph.label(first.child) + " from " +
+                              graph.label(first.parent) + " passes " + what + " (" +
+                              where(first.site) + ")" +
+                              more(bad.size() - 1, "launches pass private addresses"));
+  }
+  const std::string who = rule.kernel.empty() ? "the exercise" : graph.label(kernels.front());
+  if (launches.empty()) return verdict(true, who + " launches nothing from device code");
+  return verdict(true, "none of the " + std::to_string(launches.size()) + " launches of " + who +
+                           " passes a local or __shared__ address");
+}
+
+}  // namespace
+
+const std::vector<std::string>& rule_kinds() {
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> out;
+    for (const auto& entry : kind_keys()) out.emplace_back(entry.kind);
+    return out;
+  }();
+  return kinds;
+}
+
+RuleSpec parse_rule(const toml::table& table) {
+  RuleSpec rule;
+  const toml::node* kind = table.get("kind");
+  if (!kind) fail(table, "'kind' is missing; it is one of " + join(rule_kinds(), ", ", " or "));
+  if (!kind->is_string()) fail(*kind, "'kind' must be a string");
+  rule.kind = kind->as_string()->get();
+  const KindKeys* keys = keys_of(rule.kind);
+  if (!keys)
+    fail(*kind, "unknown kind " + quoted(rule.kind) + "; a kind is one of " +
+                    join(rule_kinds(), ", ", " or "));
+
+  std::vector<std::string> accepted = {"kind"};
+  for (auto key : keys->keys) accepted.emplace_back(key);
+  accepted.insert(accepted.end(), {"points", "message"});
+  std::set<std::string_view> known = {"kind", "points", "message"};
+  for (const auto& entry : kind_keys()) known.insert(entry.keys.begin(), entry.keys.end());
+
+  for (const auto& [key, node] : table) {
+    const std::string_view name = key.str();
+    if (std::find(accepted.begin(), accepted.end(), name) != accepted.end()) continue;
+    const std::string takes = "a " + rule.kind + " rule takes " + join(accepted, ", ", " and ");
+    if (known.count(name)) fail(node, quoted(name) + " does not apply here: " + takes);
+    fail(node, "unknown key " + quoted(name) + "; " + takes);
+  }
+
+  if (table.contains("kernel")) rule.kernel = string_value(table, "kernel");
+  if (table.contains("child")) rule.child = string_value(table, "child");
+  if (table.contains("message")) rule.message = string_value(table, "message");
+  if (table.contains("kernel") && rule.kernel.empty()) fail(*table.get("kernel"), "'kernel' is empty");
+  if (table.contains("child") && rule.child.empty()) fail(*table.get("child"), "'child' is empty");
+  if (keys->needs_kernel && rule.kernel.empty())
+    fail(table, "a " + rule.kind + " rule needs 'kernel', the name of the kernel it is about");
+  if (const toml::node* stream = table.get("stream")) rule.streams = stream_values(*stream);
+  if (table.contains("flags")) {
+    rule.flags = string_value(table, "flags");
+    if (rule.flags != "non_blocking")
+      fail(*table.get("flags"), "'flags' is " + quoted(rule.flags) +
+                                    "; the one flag a rule can ask for is 'non_blocking'");
+  }
+  if (const toml::node* points = table.get("points")) {
+    if (!points->is_number()) fail(*points, "'points' must be a number");
+    rule.points = points->is_integer() ? static_cast<double>(points->as_integer()->get())
+                                       : points->as_floating_point()->get();
+    if (!std::isfinite(rule.points) || rule.points < 0)
+      fail(*points, "'points' must be zero or more");
+  }
+  return rule;
+}
+
+std::string describe(const RuleSpec& rule) {
+  const std::string who = rule.kernel.empty() ? "some kernel" : rule.kernel;
+  if (rule.kind == "launches") {
+    std::string text = rule.kernel + " launches " + (rule.child.empty() ? "a kernel" : rule.child) +
+                       " from device code";
+    if (!rule.streams.empty()) text += ", only into " + stream_list(rule.streams);
+    return text;
+  }
+  if (rule.kind == "recursion") return rule.kernel + " launches itself, directly or through other kernels";
+  if (rule.kind == "creates_stream")
+    return rule.kernel + " creates a stream in device code" +
+           (rule.flags == "non_blocking" ? " with cudaStreamNonBlocking" : "");
+  if (rule.kind == "device_malloc")
+    return who + " allocates device-heap memory (cudaMalloc or malloc) in device code";
+  if (rule.kind == "device_free")
+    return who + " frees device-heap memory (cudaFree or free) in device code";
+  if (rule.kind == "shared_atomics")
+    return rule.kernel + " performs atomic operations on __shared__ memory";
+  if (rule.kind == "no_private_pointers")
+    return std::string("no launch") + (rule.kernel.empty() ? "" : " from " + rule.kernel) +
+           " hands a child an address of local or __shared__ memory";
+  return "a rule of unknown kind " + quoted(rule.kind);
+}
+
+RuleVerdict evaluate(const RuleSpec& rule, const LaunchGraph& graph) {
+  const KindKeys* keys = keys_of(rule.kind);
+  if (!keys) throw std::invalid_argument("unknown rule kind '" + rule.kind + "'");
+  if (keys->needs_kernel && rule.kernel.empty())
+    throw std::invalid_argument("a " + rule.kind + " rule needs a kernel");
+
+  RuleVerdict result;
+  if (!rule.kernel.empty() && graph.find_all(rule.kernel).empty()) {
+    result = verdict(false, missing_kernel(graph, rule.kernel));
+  } else if (rule.kind == "launches") {
+    result = check_launches(rule, graph);
+  } else if (rule.kind == "recursion") {
+    result = check_recursion(rule, graph);
+  } else if (rule.kind == "creates_stream") {
+    result = check_creates_stream(rule, graph);
+  } else if (rule.kind == "device_malloc" || rule.kind == "device_free") {
+    result = check_heap(rule, graph, rule.kind == "device_malloc");
+  } else if (rule.kind == "shared_atomics") {
+    result = check_shared_atomics(rule, graph);
+  } else {
+    result = check_no_private_pointers(rule, graph);
+  }
+  result.expected = describe(rule);
+  return result;
+}
+
+}  // namespace cdplab::rules

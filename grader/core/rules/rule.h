@@ -1,0 +1,61 @@
+/// @file rule.h
+/// @brief The CDP rules a chapter manifest lists (`[[exercise.rule]]` in chapter.toml), and
+///        their verdicts on a launch graph (rules/launch_graph.h).
+///
+/// | kind | keys | passes when |
+/// | --- | --- | --- |
+/// | `launches` | `kernel`, `child` (optional), `stream` (optional list) | `kernel` launches `child` (any kernel if omitted); with `stream`, every such launch uses a listed stream kind |
+/// | `recursion` | `kernel` | `kernel` launches itself, directly or through other kernels |
+/// | `creates_stream` | `kernel`, `flags` (optional: `"non_blocking"`) | `kernel` creates a stream in device code, every one with those flags |
+/// | `device_malloc` | `kernel` (optional) | `kernel` (or some kernel) calls `cudaMalloc` or `malloc` in device code |
+/// | `device_free` | `kernel` (optional) | likewise `cudaFree` or `free` |
+/// | `shared_atomics` | `kernel` | `kernel` performs atomic operations on `__shared__` memory |
+/// | `no_private_pointers` | `kernel` (optional) | no launch (from `kernel`, or from any kernel) hands a child an address of local or `__shared__` memory |
+///
+/// Every rule may carry `points` (default 0) and a `message`: advice shown when it fails.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "rules/launch_graph.h"
+
+namespace cdplab::rules {
+
+/// The rule kinds a manifest may name.
+const std::vector<std::string>& rule_kinds();
+
+/// One rule of a manifest.
+struct RuleSpec {
+  std::string kind;                 ///< one of rule_kinds()
+  std::string kernel;               ///< the kernel it is about; empty: any kernel (where allowed)
+  std::string child;                ///< `launches`: the child; empty: any kernel
+  std::vector<StreamKind> streams;  ///< `launches`: the allowed stream kinds; empty: any
+  std::string flags;                ///< `creates_stream`: empty or "non_blocking"
+  double points = 0;                ///< what passing it is worth
+  std::string message;              ///< advice shown when it fails; may be empty
+};
+
+/// Reads one `[[exercise.rule]]` table. Throws std::runtime_error naming the key at fault and,
+/// when the table knows it, its line: unknown kind, unknown key, a key the kind does not take,
+/// a missing kernel, a value of the wrong type, an unknown stream kind or flag, negative points.
+RuleSpec parse_rule(const toml::table& table);
+
+/// What the rule asks for, in words: "expand_parent launches expand_child from device code".
+std::string describe(const RuleSpec& rule);
+
+/// A rule's outcome on one exercise.
+struct RuleVerdict {
+  bool passed = false;
+  std::string expected;  ///< describe(rule)
+  std::string found;     ///< what the PTX shows, concretely, with PTX line numbers
+};
+
+/// Checks a rule against a launch graph. A rule naming a kernel that is not in the graph fails
+/// with "no kernel named X in the exercise". Throws std::invalid_argument for a kind that
+/// parse_rule() would have refused.
+RuleVerdict evaluate(const RuleSpec& rule, const LaunchGraph& graph);
+
+}  // namespace cdplab::rules

@@ -1,0 +1,47 @@
+// Checks of exercise recursive-reduction: recursive_sum and its kernel reduce_level.
+#include "harness.h"
+
+#include "01-fundamentals.h"
+#include "cdplab/fundamentals.h"
+#include "cdplab/random.h"
+
+#include <cstddef>
+
+namespace {
+
+namespace oracle = cdplab::oracle::fundamentals;
+
+/// Sums `n` random integers in [-1000, 1000] with at most `max_depth` levels and judges it.
+void expect_sum(cdplab::Random& rng, std::size_t n, unsigned max_depth) {
+  const auto values = oracle::random_ints(rng, n, -1000, 1000);
+  const auto found = cdplab::fundamentals::recursive_sum(values, max_depth);
+  const auto verdict = oracle::judge_reduction(values, max_depth, found);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+}  // namespace
+
+GPU_CHECK("single block") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_sum(rng, 1500, 8);
+}
+
+GPU_CHECK("many levels") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const std::size_t n = (std::size_t{1} << 24) + 12345;  // over 16 million values
+  const unsigned max_depth = 8;
+  // The judge asks for at least this many levels; the check is only worth its name if it is 2 or more.
+  REQUIRE(oracle::min_levels(n, max_depth) >= 2);
+  expect_sum(rng, n, max_depth);
+}
+
+GPU_CHECK("depth bound") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // One level allowed: it must sum all 4 million values in a single looping block.
+  expect_sum(rng, (std::size_t{1} << 22) + 777, 1);
+}
+
+GPU_CHECK("empty input") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_sum(rng, 0, 4);
+}

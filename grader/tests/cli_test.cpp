@@ -1,0 +1,177 @@
+// End to end: the cdplab command line grading real folders. With a GPU the solutions score
+// 100 %; without one the rules still pass and the grade is reported incomplete (exit 3).
+#include "process/process.h"
+#include "report/report.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using cdplab::grading::GradeReport;
+using cdplab::grading::ItemKind;
+using cdplab::grading::Outcome;
+
+namespace {
+
+const fs::path kRoot = CDPLAB_SOURCE_DIR;
+const fs::path kWork = fs::path(CDPLAB_TEST_BINARY_DIR) / "cli";
+
+cdplab::process::Result cdplab_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), CDPLAB_CLI);
+  cdplab::process::Options options;
+  options.timeout_seconds = 840;
+  return cdplab::process::run(args, options);
+}
+
+/// Grades `folder` (only `exercises`) into JSON and reads the report back.
+GradeReport grade(const fs::path& folder, const std::string& name, const std::vector<std::string>& exercises,
+                  int expected_exit) {
+  const fs::path json = kWork / (name + ".json");
+  fs::remove(json);
+  std::vector<std::string> args = {"grade", folder.string(), "--quiet", "--format", "json", "--output", json.string(),
+                                   "--build-dir", (kWork / ("build-" + name)).string()};
+  if (!exercises.empty()) {
+    args.push_back("--only");
+    args.insert(args.end(), exercises.begin(), exercises.end());
+  }
+  const auto result = cdplab_cli(args);
+  INFO(result.output);
+  REQUIRE(result.started);
+  std::ifstream in(json);
+  REQUIRE_MESSAGE(in, "no JSON report from cdplab grade (", result.describe(), ")");
+  const auto report = cdplab::report::from_json(nlohmann::json::parse(in));
+  // The exit status follows the report: 3 when GPU checks were skipped.
+  const int expected = report.complete() ? expected_exit : 3;
+  CHECK(result.exit_code == expected);
+  return report;
+}
+
+bool has_gpu(const GradeReport& report) { return !report.device.empty(); }
+
+/// A submission folder made from some of the solutions of chapter 01.
+fs::path make_submission(const std::string& name, const std::vector<std::string>& files) {
+  const fs::path dir = kWork / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir / "01-fundamentals");
+  for (const auto& f : files) fs::copy_file(kRoot / "solutions/01-fundamentals" / f, dir / "01-fundamentals" / f);
+  return dir;
+}
+
+const cdplab::grading::ExerciseResult& exercise(const GradeReport& report, const std::string& id) {
+  for (const auto& e : report.exercises)
+    if (e.id == id) return e;
+  FAIL("no exercise " << id << " in the report");
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("grade the solutions of chapter 01") {
+  const auto report = grade(kRoot / "solutions", "solutions", {"01-fundamentals"}, 0);
+  REQUIRE(report.exercises.size() >= 4);
+  CHECK(report.max_points() > 0);
+  for (const auto& e : report.exercises) {
+    INFO(e.file, ": ", e.problem, "\n", e.build_log);
+    CHECK(e.problem.empty());
+    for (const auto& item : e.items) {
+      INFO(item.name, ": ", item.feedback);
+      if (item.kind == ItemKind::rule || has_gpu(report)) {
+        CHECK(item.outcome == Outcome::passed);
+      } else {
+        CHECK(item.outcome == Outcome::skipped);
+        CHECK(item.feedback.find("no usable CUDA GPU") != std::string::npos);
+      }
+    }
+  }
+  if (has_gpu(report)) CHECK(report.points() == doctest::Approx(report.max_points()));
+  else CHECK_FALSE(report.gpu_problem.empty());
+}
+
+TEST_CASE("grade the starters of chapter 01") {
+  const auto report = grade(kRoot / "chapters", "starters", {"01-fundamentals"}, 1);
+  CHECK(report.points() == 0);
+  for (const auto& e : report.exercises) {
+    INFO(e.file, ": ", e.problem, "\n", e.build_log);
+    CHECK(e.problem.empty());  // starters compile
+    for (const auto& item : e.items) {
+      INFO(item.name, ": ", item.feedback);
+      if (item.kind == ItemKind::rule) {
+        CHECK(item.outcome == Outcome::failed);
+      } else if (has_gpu(report)) {
+        CHECK(item.outcome == Outcome::failed);
+        CHECK(item.feedback.find("not implemented yet") != std::string::npos);
+      } else {
+        CHECK(item.outcome == Outcome::skipped);
+      }
+    }
+  }
+}
+
+TEST_CASE("grade a submission with a compile error") {
+  const auto dir = make_submission("compile-error", {"child_grids.cu", "shared_histogram.cu"});
+  std::ofstream(dir / "01-fundamentals/child_grids.cu", std::ios::app) << "\nthis line is not C++;\n";
+  const auto report = grade(dir, "compile-error", {"child-grids", "shared-histogram"}, 1);
+  REQUIRE(report.exercises.size() == 2);
+  const auto& broken = exercise(report, "child-grids");
+  CHECK(broken.problem.find("does not compile") != std::string::npos);
+  CHECK(broken.build_log.find("error") != std::string::npos);
+  CHECK(broken.points() == 0);
+  for (const auto& item : broken.items) CHECK(item.outcome == Outcome::failed);
+  // The other exercise is graded as usual.
+  const auto& fine = exercise(report, "shared-histogram");
+  CHECK(fine.problem.empty());
+  for (const auto& item : fine.items)
+    if (item.kind == ItemKind::rule) CHECK(item.outcome == Outcome::passed);
+}
+
+TEST_CASE("grade a submission with a missing file") {
+  const auto dir = make_submission("missing-file", {"shared_histogram.cu"});
+  const auto report = grade(dir, "missing-file", {"child-grids", "shared-histogram"}, 1);
+  const auto& missing = exercise(report, "child-grids");
+  CHECK(missing.problem.find("file missing") != std::string::npos);
+  CHECK(missing.problem.find("child_grids.cu") != std::string::npos);
+  CHECK(missing.points() == 0);
+  CHECK(missing.max_points() > 0);
+  const auto& fine = exercise(report, "shared-histogram");
+  CHECK(fine.problem.empty());
+}
+
+TEST_CASE("grade reports a device-side cudaDeviceSynchronize in CDP2 terms") {
+  const auto dir = make_submission("device-sync", {"shared_histogram.cu"});
+  std::ofstream(dir / "01-fundamentals/shared_histogram.cu", std::ios::app)
+      << "\n__global__ void waits_for_children() { cudaDeviceSynchronize(); }\n";
+  const auto report = grade(dir, "device-sync", {"shared-histogram"}, 1);
+  const auto& e = exercise(report, "shared-histogram");
+  CHECK(e.problem.find("does not compile") != std::string::npos);
+  CHECK(e.build_log.find("cudaStreamTailLaunch") != std::string::npos);
+}
+
+TEST_CASE("cdplab refuses bad arguments with status 2 and a message") {
+  const auto no_folder = cdplab_cli({"grade", (kWork / "no-such-folder").string()});
+  CHECK(no_folder.exit_code == 2);
+  CHECK(no_folder.output.find("no folder") != std::string::npos);
+  fs::create_directories(kWork / "empty-submission");
+  const auto empty = cdplab_cli({"grade", (kWork / "empty-submission").string()});
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.output.find("holds no chapter folder") != std::string::npos);
+  const auto unknown = cdplab_cli({"hint", "no-such-exercise"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.output.find("child-grids") != std::string::npos);  // lists what exists
+  CHECK(cdplab_cli({"frobnicate"}).exit_code == 2);
+}
+
+TEST_CASE("cdplab hint shows hints one at a time") {
+  const auto all = cdplab_cli({"hint", "child-grids", "--all"});
+  CHECK(all.exit_code == 0);
+  CHECK(all.output.find("hint 1 of") != std::string::npos);
+  CHECK(all.output.find("Course material") != std::string::npos);
+}
+
+TEST_CASE("cdplab starters agrees with the committed starters") {
+  const auto result = cdplab_cli({"starters"});
+  INFO(result.output);
+  CHECK(result.exit_code == 0);
+}

@@ -1,0 +1,62 @@
+// The process runner the grader uses for CMake, CTest and nvcc: exit codes, output, limits.
+#include "process/process.h"
+
+#include <doctest/doctest.h>
+
+using cdplab::process::Options;
+using cdplab::process::run;
+
+TEST_CASE("process reports exit status and output") {
+  const auto result = run({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  CHECK(result.started);
+  CHECK_FALSE(result.ok());
+  CHECK(result.exit_code == 3);
+  CHECK(result.output.find("out") != std::string::npos);
+  CHECK(result.output.find("err") != std::string::npos);
+  CHECK(result.describe() == "exit status 3");
+}
+
+TEST_CASE("process time limit ends the whole process group") {
+  Options options;
+  options.timeout_seconds = 0.5;
+  // The shell's background child would keep a naive runner waiting on the pipe.
+  const auto result = run({"sh", "-c", "sleep 30 & sleep 30"}, options);
+  CHECK(result.timed_out);
+  CHECK_FALSE(result.ok());
+  CHECK(result.seconds < 10);
+  CHECK(result.describe().find("time limit") != std::string::npos);
+}
+
+TEST_CASE("process output is capped and the rest counted") {
+  Options options;
+  options.output_limit = 100;
+  const auto result = run({"sh", "-c", "yes cdplab | head -c 5000"}, options);
+  CHECK(result.ok());
+  CHECK(result.output.size() == 100);
+  CHECK(result.dropped == 4900);
+}
+
+TEST_CASE("process environment and working directory") {
+  Options options;
+  options.env = {{"CDPLAB_PROCESS_TEST", "visible"}};
+  options.working_directory = "/";
+  const auto result = run({"sh", "-c", "echo $CDPLAB_PROCESS_TEST; pwd"}, options);
+  CHECK(result.output == "visible\n/\n");
+}
+
+TEST_CASE("process that cannot be started") {
+  const auto result = run({"cdplab-no-such-program-anywhere"});
+  CHECK_FALSE(result.started);
+  CHECK_FALSE(result.ok());
+  CHECK(result.describe() == "could not be started");
+}
+
+TEST_CASE("process crash is reported by signal") {
+  const auto result = run({"sh", "-c", "kill -SEGV $$"});
+  CHECK(result.signal == 11);
+  CHECK(result.describe().find("signal 11") != std::string::npos);
+}
+
+TEST_CASE("command lines are quoted for display") {
+  CHECK(cdplab::process::command_line({"cmake", "--build", "a b", "it's"}) == "cmake --build 'a b' 'it'\\''s'");
+}

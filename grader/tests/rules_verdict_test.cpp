@@ -1,0 +1,357 @@
+// The manifest's CDP rules: reading [[exercise.rule]] tables, and every rule kind passing on a
+// good fixture and failing on a bad one with an expected/found a student can act on.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "rules/rule.h"
+
+using namespace cdplab::rules;
+
+namespace {
+
+LaunchGraph fixture(const std::string& stem) {
+  const std::string path = std::string(CDPLAB_TEST_BINARY_DIR) + "/fixtures/rules/" + stem + ".ptx";
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "missing fixture PTX " << path << " (built by cdplab_rules_fixtures)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return analyze_ptx(text.str());
+}
+
+RuleSpec rule_from(const std::string& toml_text) { return parse_rule(toml::parse(toml_text)); }
+
+// Evaluates a rule written in TOML on a fixture.
+RuleVerdict judge(const std::string& toml_text, const std::string& stem) {
+  return evaluate(rule_from(toml_text), fixture(stem));
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The message parse_rule throws for a rule table.
+std::string parse_error(const std::string& toml_text) {
+  try {
+    rule_from(toml_text);
+  } catch (const std::runtime_error& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("parse_rule reads every key") {
+  const RuleSpec rule = rule_from(R"(
+kind = "launches"
+kernel = "produce"
+child = "consume"
+stream = ["tail", "fire_and_forget", "tail"]
+points = 2
+message = "Hand the reduction to a tail launch."
+)");
+  CHECK(rule.kind == "launches");
+  CHECK(rule.kernel == "produce");
+  CHECK(rule.child == "consume");
+  CHECK(rule.streams == std::vector<StreamKind>{StreamKind::tail, StreamKind::fire_and_forget});
+  CHECK(rule.points == 2.0);
+  CHECK(rule.message == "Hand the reduction to a tail launch.");
+
+  const RuleSpec minimal = rule_from("kind = \"device_malloc\"");
+  CHECK(minimal.kernel.empty());
+  CHECK(minimal.points == 0.0);
+  CHECK(minimal.streams.empty());
+
+  const RuleSpec one_stream = rule_from("kind = \"launches\"\nkernel = \"k\"\nstream = \"named\"\npoints = 0.5");
+  CHECK(one_stream.streams == std::vector<StreamKind>{StreamKind::named});
+  CHECK(one_stream.points == 0.5);
+
+  const RuleSpec flags = rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"");
+  CHECK(flags.flags == "non_blocking");
+  CHECK(rule_kinds().size() == 7);
+}
+
+TEST_CASE("parse_rule names the key at fault") {
+  CHECK(contains(parse_error("kernel = \"k\""), "'kind' is missing"));
+  CHECK(contains(parse_error("kind = 3"), "'kind' must be a string"));
+  const std::string unknown_kind = parse_error("kind = \"launch\"\nkernel = \"k\"");
+  CHECK(contains(unknown_kind, "unknown kind 'launch'"));
+  CHECK(contains(unknown_kind, "launches"));  // lists the kinds there are
+
+  const std::string typo = parse_error("kind = \"launches\"\nkernel = \"k\"\nchlid = \"c\"");
+  CHECK(contains(typo, "unknown key 'chlid'"));
+  CHECK(contains(typo, "line 3"));  // the key's own line
+  CHECK(contains(typo, "child"));   // and what the kind takes
+
+  CHECK(contains(parse_error("kind = \"recursion\"\nkernel = \"k\"\nchild = \"c\""),
+                 "'child' does not apply here"));
+  CHECK(contains(parse_error("kind = \"device_free\"\nstream = \"tail\""),
+                 "'stream' does not apply here"));
+  CHECK(contains(parse_error("kind = \"launches\"\nchild = \"c\""), "needs 'kernel'"));
+  CHECK(contains(parse_error("kind = \"shared_atomics\""), "needs 'kernel'"));
+  CHECK(contains(parse_error("kind = \"launches\"\nkernel = 7"), "'kernel' must be a string"));
+  CHECK(contains(parse_error("kind = \"launches\"\nkernel = \"\""), "'kernel' is empty"));
+  CHECK(contains(parse_error("kind = \"launches\"\nkernel = \"k\"\nstream = [\"tial\"]"),
+                 "'stream' has 'tial'"));
+  CHECK(contains(parse_error("kind = \"launches\"\nkernel = \"k\"\nstream = []"),
+                 "'stream' is an empty list"));
+  CHECK(contains(parse_error("kind = \"launches\"\nkernel = \"k\"\nstream = [3]"),
+                 "'stream' must be a list of strings"));
+  CHECK(contains(parse_error("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"blocking\""),
+                 "'flags' is 'blocking'"));
+  CHECK(contains(parse_error("kind = \"recursion\"\nkernel = \"k\"\npoints = -1"),
+                 "'points' must be zero or more"));
+  CHECK(contains(parse_error("kind = \"recursion\"\nkernel = \"k\"\npoints = \"2\""),
+                 "'points' must be a number"));
+  CHECK(contains(parse_error("kind = \"recursion\"\nkernel = \"k\"\nmessage = 1"),
+                 "'message' must be a string"));
+}
+
+TEST_CASE("parse_rule reads the rules of a manifest") {
+  const toml::table manifest = toml::parse(R"(
+[[exercise]]
+id = "tail"
+file = "stream_tail.cu"
+
+[[exercise.rule]]
+kind = "launches"
+kernel = "produce"
+child = "consume"
+stream = ["tail"]
+points = 1
+
+[[exercise.rule]]
+kind = "no_private_pointers"
+points = 1
+
+[[exercise.rule]]
+kind = "recursion"
+kernel = "produce"
+message = "Let produce launch itself for the next level."
+)");
+  const toml::array& rules = *manifest["exercise"][0]["rule"].as_array();
+  REQUIRE(rules.size() == 3);
+  const LaunchGraph graph = fixture("stream_tail");
+  std::vector<bool> passed;
+  for (const auto& node : rules) passed.push_back(evaluate(parse_rule(*node.as_table()), graph).passed);
+  CHECK(passed == std::vector<bool>{true, true, false});
+  CHECK(parse_rule(*rules[2].as_table()).message == "Let produce launch itself for the next level.");
+}
+
+TEST_CASE("describe says what a rule expects") {
+  CHECK(describe(rule_from("kind = \"launches\"\nkernel = \"expand_parent\"\nchild = \"expand_child\"")) ==
+        "expand_parent launches expand_child from device code");
+  CHECK(describe(rule_from("kind = \"launches\"\nkernel = \"p\"\nstream = [\"tail\", \"named\"]")) ==
+        "p launches a kernel from device code, only into cudaStreamTailLaunch or a named stream");
+  CHECK(describe(rule_from("kind = \"recursion\"\nkernel = \"refine\"")) ==
+        "refine launches itself, directly or through other kernels");
+  CHECK(describe(rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"")) ==
+        "k creates a stream in device code with cudaStreamNonBlocking");
+  CHECK(describe(rule_from("kind = \"device_malloc\"")) ==
+        "some kernel allocates device-heap memory (cudaMalloc or malloc) in device code");
+  CHECK(describe(rule_from("kind = \"device_free\"\nkernel = \"k\"")) ==
+        "k frees device-heap memory (cudaFree or free) in device code");
+  CHECK(describe(rule_from("kind = \"shared_atomics\"\nkernel = \"h\"")) ==
+        "h performs atomic operations on __shared__ memory");
+  CHECK(describe(rule_from("kind = \"no_private_pointers\"")) ==
+        "no launch hands a child an address of local or __shared__ memory");
+}
+
+TEST_CASE("rule launches passes and fails") {
+  const std::string tail_rule = R"(
+kind = "launches"
+kernel = "produce"
+child = "consume"
+stream = ["tail"]
+)";
+  const RuleVerdict good = judge(tail_rule, "stream_tail");
+  CHECK(good.passed);
+  CHECK(good.expected == "produce launches consume from device code, only into cudaStreamTailLaunch");
+  CHECK(contains(good.found, "produce launches consume into cudaStreamTailLaunch (PTX line "));
+
+  // The same shape of exercise with the child in the NULL stream.
+  const RuleVerdict wrong_stream = judge(R"(
+kind = "launches"
+kernel = "fill_parent"
+child = "fill"
+stream = ["tail"]
+)", "stream_null");
+  CHECK_FALSE(wrong_stream.passed);
+  CHECK(contains(wrong_stream.found, "the launch of fill from fill_parent uses the NULL stream (PTX line "));
+
+  const RuleVerdict nothing = judge("kind = \"launches\"\nkernel = \"consume\"", "stream_tail");
+  CHECK_FALSE(nothing.passed);
+  CHECK(nothing.found == "consume launches nothing");
+
+  const RuleVerdict other_child = judge("kind = \"launches\"\nkernel = \"root\"\nchild = \"root\"",
+                                        "recursion_self");
+  CHECK_FALSE(other_child.passed);
+  CHECK(contains(other_child.found, "root launches refine (PTX line "));
+  CHECK(contains(other_child.found, "but not root"));
+
+  const RuleVerdict missing = judge("kind = \"launches\"\nkernel = \"produce\"\nchild = \"fill\"",
+                                    "stream_tail");
+  CHECK_FALSE(missing.passed);
+  CHECK(missing.found == "no kernel named fill in the exercise");
+
+  // Two kernels named child: both launches count, and both must use an allowed stream.
+  CHECK(judge("kind = \"launches\"\nkernel = \"parent\"\nchild = \"child\"\nstream = [\"null\", \"fire_and_forget\"]",
+              "names").passed);
+  const RuleVerdict one_wrong = judge(
+      "kind = \"launches\"\nkernel = \"parent\"\nchild = \"child\"\nstream = [\"null\"]", "names");
+  CHECK_FALSE(one_wrong.passed);
+  CHECK(contains(one_wrong.found, "the launch of other::child from parent uses cudaStreamFireAndForget"));
+
+  // Any child, any stream; and a launch made in a device function.
+  CHECK(judge("kind = \"launches\"\nkernel = \"indirect\"", "device_function_launch").passed);
+  CHECK(contains(judge("kind = \"launches\"\nkernel = \"indirect\"", "device_function_launch").found,
+                 "in spawn(int*, int)"));
+  const RuleVerdict named = judge(
+      "kind = \"launches\"\nkernel = \"fan_out\"\nchild = \"segment\"\nstream = [\"named\"]", "stream_named");
+  CHECK(named.passed);
+}
+
+TEST_CASE("rule recursion passes and fails") {
+  const RuleVerdict self = judge("kind = \"recursion\"\nkernel = \"refine\"", "recursion_self");
+  CHECK(self.passed);
+  CHECK(contains(self.found, "refine launches itself (PTX line "));
+
+  const RuleVerdict mutual = judge("kind = \"recursion\"\nkernel = \"ping\"", "recursion_mutual");
+  CHECK(mutual.passed);
+  CHECK(contains(mutual.found, "ping launches pong (PTX line "));
+  CHECK(contains(mutual.found, "pong launches ping (PTX line "));
+
+  const RuleVerdict entry = judge("kind = \"recursion\"\nkernel = \"start\"", "recursion_mutual");
+  CHECK_FALSE(entry.passed);
+  CHECK(entry.found == "start launches ping, but no chain of launches leads back to start");
+
+  const RuleVerdict flat = judge("kind = \"recursion\"\nkernel = \"fill\"", "stream_null");
+  CHECK_FALSE(flat.passed);
+  CHECK(flat.found == "fill launches nothing");
+  CHECK(flat.expected == "fill launches itself, directly or through other kernels");
+}
+
+TEST_CASE("rule creates_stream passes and fails") {
+  const std::string non_blocking = "kind = \"creates_stream\"\nkernel = \"%s\"\nflags = \"non_blocking\"";
+  auto with = [&](const std::string& name) {
+    std::string text = non_blocking;
+    return text.replace(text.find("%s"), 2, name);
+  };
+  const RuleVerdict good = judge(with("fan_out"), "stream_named");
+  CHECK(good.passed);
+  CHECK(contains(good.found, "fan_out creates a stream with cudaStreamNonBlocking (PTX line "));
+
+  const RuleVerdict blocking = judge(with("fan_out_default"), "stream_named");
+  CHECK_FALSE(blocking.passed);
+  CHECK(contains(blocking.found, "fan_out_default creates a stream with cudaStreamDefault, not cudaStreamNonBlocking"));
+  // Without flags any device-side stream will do.
+  CHECK(judge("kind = \"creates_stream\"\nkernel = \"fan_out_default\"", "stream_named").passed);
+
+  const RuleVerdict none = judge(with("forward"), "stream_named");
+  CHECK_FALSE(none.passed);
+  CHECK(none.found == "forward creates no stream in device code");
+}
+
+TEST_CASE("rule device_malloc passes and fails") {
+  const RuleVerdict runtime = judge("kind = \"device_malloc\"\nkernel = \"heap_runtime\"", "device_heap");
+  CHECK(runtime.passed);
+  CHECK(contains(runtime.found, "heap_runtime calls cudaMalloc (PTX line "));
+  const RuleVerdict libc = judge("kind = \"device_malloc\"\nkernel = \"heap_libc\"", "device_heap");
+  CHECK(libc.passed);
+  CHECK(contains(libc.found, "heap_libc calls malloc (PTX line "));
+  CHECK(judge("kind = \"device_malloc\"", "device_heap").passed);
+
+  const RuleVerdict none = judge("kind = \"device_malloc\"\nkernel = \"heap_none\"", "device_heap");
+  CHECK_FALSE(none.passed);
+  CHECK(none.found == "heap_none calls neither cudaMalloc nor malloc in device code");
+  const RuleVerdict anywhere = judge("kind = \"device_malloc\"", "no_launches");
+  CHECK_FALSE(anywhere.passed);
+  CHECK(anywhere.found == "no kernel calls cudaMalloc or malloc in device code");
+}
+
+TEST_CASE("rule device_free passes and fails") {
+  CHECK(judge("kind = \"device_free\"\nkernel = \"heap_runtime\"", "device_heap").passed);
+  CHECK(judge("kind = \"device_free\"\nkernel = \"heap_libc\"", "device_heap").passed);
+  // The tail-launched child frees what the parent allocated.
+  const RuleVerdict child_frees = judge("kind = \"device_free\"", "global_only");
+  CHECK(child_frees.passed);
+  CHECK(contains(child_frees.found, "release calls cudaFree (PTX line "));
+
+  const RuleVerdict leak = judge("kind = \"device_free\"\nkernel = \"heap_leak\"", "device_heap");
+  CHECK_FALSE(leak.passed);
+  CHECK(contains(leak.found, "heap_leak allocates with cudaMalloc (PTX line "));
+  CHECK(contains(leak.found, "but calls neither cudaFree nor free in device code"));
+  const RuleVerdict none = judge("kind = \"device_free\"\nkernel = \"heap_none\"", "device_heap");
+  CHECK_FALSE(none.passed);
+  CHECK(none.found == "heap_none calls neither cudaFree nor free in device code");
+}
+
+TEST_CASE("rule shared_atomics passes and fails") {
+  const RuleVerdict shared = judge("kind = \"shared_atomics\"\nkernel = \"histogram_shared\"", "atomics");
+  CHECK(shared.passed);
+  CHECK(contains(shared.found, "histogram_shared performs atom.shared.add.u32 (PTX line "));
+  const RuleVerdict helper = judge("kind = \"shared_atomics\"\nkernel = \"count_via_helper\"", "atomics");
+  CHECK(helper.passed);
+  CHECK(contains(helper.found, "in bump(int*)"));
+  CHECK(judge("kind = \"shared_atomics\"\nkernel = \"count_dynamic\"", "atomics").passed);
+
+  const RuleVerdict global = judge("kind = \"shared_atomics\"\nkernel = \"histogram_global\"", "atomics");
+  CHECK_FALSE(global.passed);
+  CHECK(contains(global.found, "histogram_global's atomic operations are not on __shared__ memory: atom.global."));
+  const RuleVerdict none = judge("kind = \"shared_atomics\"\nkernel = \"no_atomics\"", "atomics");
+  CHECK_FALSE(none.passed);
+  CHECK(none.found == "no_atomics performs no atomic operation");
+}
+
+TEST_CASE("rule no_private_pointers passes and fails") {
+  const RuleVerdict good = judge("kind = \"no_private_pointers\"", "global_only");
+  CHECK(good.passed);
+  CHECK(good.found == "none of the 3 launches of the exercise passes a local or __shared__ address");
+
+  const RuleVerdict local = judge("kind = \"no_private_pointers\"", "private_local");
+  CHECK_FALSE(local.passed);
+  CHECK(contains(local.found,
+                 "the launch of sum_child from pass_local passes the address of a local variable (PTX line "));
+
+  const RuleVerdict shared = judge("kind = \"no_private_pointers\"", "private_shared");
+  CHECK_FALSE(shared.passed);
+  CHECK(contains(shared.found, "the launch of read_tile from pass_shared passes an address of __shared__ memory"));
+  CHECK(contains(shared.found, "1 more launches pass private addresses"));
+
+  // Scoped to one kernel: only its launches count.
+  const RuleVerdict scoped = judge("kind = \"no_private_pointers\"\nkernel = \"pass_dynamic_shared\"",
+                                   "private_shared");
+  CHECK_FALSE(scoped.passed);
+  CHECK_FALSE(contains(scoped.found, "more"));
+  const RuleVerdict child_only = judge("kind = \"no_private_pointers\"\nkernel = \"read_tile\"", "private_shared");
+  CHECK(child_only.passed);
+  CHECK(child_only.found == "read_tile launches nothing from device code");
+}
+
+TEST_CASE("rules naming a kernel the exercise lacks fail") {
+  const LaunchGraph graph = fixture("stream_tail");
+  for (const std::string& kind : rule_kinds()) {
+    RuleSpec rule;
+    rule.kind = kind;
+    rule.kernel = "expand_parent";
+    const RuleVerdict verdict = evaluate(rule, graph);
+    CHECK_MESSAGE(!verdict.passed, kind);
+    CHECK_MESSAGE(verdict.found == "no kernel named expand_parent in the exercise", kind);
+    CHECK_MESSAGE(verdict.expected == describe(rule), kind);
+  }
+}
+
+TEST_CASE("evaluate refuses a rule parse_rule would refuse") {
+  const LaunchGraph graph = fixture("stream_tail");
+  RuleSpec unknown;
+  unknown.kind = "launch";
+  unknown.kernel = "produce";
+  CHECK_THROWS_AS(evaluate(unknown, graph), std::invalid_argument);
+  RuleSpec no_kernel;
+  no_kernel.kind = "recursion";
+  CHECK_THROWS_AS(evaluate(no_kernel, graph), std::invalid_argument);
+}
