@@ -210,8 +210,9 @@ TEST_CASE("graph tells shared atomics from global ones") {
   const LaunchGraph graph = fixture("atomics");
   const Kernel& shared = kernel(graph, "histogram_shared");
   CHECK(shared.shared_atomics());
-  const auto global_count = std::count_if(shared.atomics.begin(), shared.atomics.end(),
-                                          [](const Atomic& a) { return a.space == AddressSpace::global; });
+  const auto global_count =
+      std::count_if(shared.atomics.begin(), shared.atomics.end(),
+                    [](const Atomic& a) { return a.space == AddressSpace::global; });
   CHECK(global_count == 1);  // the final merge into bins
 
   const Kernel& global = kernel(graph, "histogram_global");
@@ -294,7 +295,8 @@ TEST_CASE("graph names kernels in namespaces templates and extern C") {
   CHECK(graph.label(graph.find_all("parent").front()) == "parent");
   CHECK(graph.label(graph.find_all("other::child").front()) == "other::child");
   CHECK(graph.label(graph.find_all("tile").front()) == "tile<4>");
-  CHECK(describe(graph).find("parent -> lab::inner::child into the NULL stream") != std::string::npos);
+  CHECK(describe(graph).find("parent -> lab::inner::child into the NULL stream") !=
+        std::string::npos);
 }
 
 TEST_CASE("graph of a launch through cudaGetParameterBuffer and cudaLaunchDevice") {
@@ -307,7 +309,9 @@ TEST_CASE("graph of a launch through cudaGetParameterBuffer and cudaLaunchDevice
 TEST_CASE("analyze_ptx refuses what is not ptx") {
   CHECK_THROWS_AS(analyze_ptx(""), std::runtime_error);
   CHECK_THROWS_AS(analyze_ptx("__global__ void k() {}"), std::runtime_error);
-  CHECK_THROWS_AS(analyze_ptx("\x7f" "ELF\x02\x01\x01"), std::runtime_error);
+  CHECK_THROWS_AS(analyze_ptx("\x7f"
+                              "ELF\x02\x01\x01"),
+                  std::runtime_error);
   const std::string truncated = fixture_ptx("stream_tail").substr(0, 2000);
   CHECK_THROWS_AS(analyze_ptx(truncated), std::runtime_error);
 }
@@ -394,18 +398,21 @@ std::string module_with(const std::string& body, const std::string& extra_functi
 	mov.u64 %SPL, __local_depot0;
 	cvta.local.u64 %SP, %SPL;
 	ld.param.u64 %rd1, [mom_param_0];
-)" + body + "\tret;\n}\n";
+)" + body +
+         "\tret;\n}\n";
 }
 
 // The PTX of `child<<<..., stream>>>` storing `stores` (uses %rd20 as the buffer).
 std::string launch(const std::string& child_operand, const std::string& stream_operand,
-                   const std::string& stores, const std::string& launch_name = "__cudaCDP2LaunchDeviceV2") {
+                   const std::string& stores,
+                   const std::string& launch_name = "__cudaCDP2LaunchDeviceV2") {
   return "\t{\n\t.param .b64 param0;\n\tst.param.b64 [param0+0], " + child_operand +
          ";\n\t.param .b64 retval0;\n\tcall.uni (retval0), __cudaCDP2GetParameterBufferV2, "
          "(param0, param1, param2, param3);\n\tld.param.b64 %rd20, [retval0+0];\n\t}\n" +
-         stores + "\t{\n\t.param .b64 param0;\n\tst.param.b64 [param0+0], %rd20;\n\t"
-         ".param .b64 param1;\n\tst.param.b64 [param1+0], " + stream_operand +
-         ";\n\t.param .b32 retval0;\n\tcall.uni (retval0), " + launch_name +
+         stores +
+         "\t{\n\t.param .b64 param0;\n\tst.param.b64 [param0+0], %rd20;\n\t"
+         ".param .b64 param1;\n\tst.param.b64 [param1+0], " +
+         stream_operand + ";\n\t.param .b32 retval0;\n\tcall.uni (retval0), " + launch_name +
          ", (param0, param1);\n\t}\n";
 }
 
@@ -422,22 +429,23 @@ TEST_CASE("hand-written ptx resolves children and streams through registers") {
 }
 
 TEST_CASE("hand-written ptx launching a kernel defined in another file") {
-  const LaunchGraph graph = analyze_ptx(module_with(
-      "\tmov.u64 %rd2, far_away;\n" + launch("%rd2", "0", "\tst.u64 [%rd20], %rd1;\n"),
-      ".extern .entry far_away\n(\n\t.param .u64 far_away_param_0\n)\n;\n"));
+  const LaunchGraph graph = analyze_ptx(
+      module_with("\tmov.u64 %rd2, far_away;\n" + launch("%rd2", "0", "\tst.u64 [%rd20], %rd1;\n"),
+                  ".extern .entry far_away\n(\n\t.param .u64 far_away_param_0\n)\n;\n"));
   const Kernel& far = kernel(graph, "far_away");
   CHECK_FALSE(far.defined);
   CHECK(kernel(graph, "mom").defined);
   CHECK(only_launch(graph, "mom", "far_away").stream == StreamKind::null_stream);
-  CHECK(describe(graph).find("far_away  (launched; its code is not in this file)") != std::string::npos);
+  CHECK(describe(graph).find("far_away  (launched; its code is not in this file)") !=
+        std::string::npos);
   CHECK(to_dot(graph).find("style=\"rounded,dashed\"") != std::string::npos);
 }
 
 TEST_CASE("hand-written ptx with a kernel chosen at run time") {
-  const LaunchGraph graph = analyze_ptx(module_with(
-      "\tmov.u64 %rd2, kid_a;\n\tmov.u64 %rd3, kid_b;\n\tsetp.eq.s32 %p1, %r1, 0;\n"
-      "\tselp.b64 %rd4, %rd2, %rd3, %p1;\n" +
-      launch("%rd4", "0", "")));
+  const LaunchGraph graph = analyze_ptx(
+      module_with("\tmov.u64 %rd2, kid_a;\n\tmov.u64 %rd3, kid_b;\n\tsetp.eq.s32 %p1, %r1, 0;\n"
+                  "\tselp.b64 %rd4, %rd2, %rd3, %p1;\n" +
+                  launch("%rd4", "0", "")));
   REQUIRE(graph.launches.size() == 1);
   CHECK(graph.launches[0].child == Launch::unknown);
   CHECK(graph.label(graph.launches[0].child) == "an unknown kernel");
@@ -447,39 +455,39 @@ TEST_CASE("hand-written ptx with a kernel chosen at run time") {
 
 TEST_CASE("hand-written ptx follows addresses through arithmetic and vector stores") {
   // A local address made with `or`, stored as the second half of a vector store.
-  const LaunchGraph local = analyze_ptx(module_with(
-      "\tadd.u64 %rd5, %SP, 0;\n\tor.b64 %rd6, %rd5, 8;\n" +
-      launch("kid_a", "0", "\tst.v2.u64 [%rd20], {%rd1, %rd6};\n")));
+  const LaunchGraph local =
+      analyze_ptx(module_with("\tadd.u64 %rd5, %SP, 0;\n\tor.b64 %rd6, %rd5, 8;\n" +
+                              launch("kid_a", "0", "\tst.v2.u64 [%rd20], {%rd1, %rd6};\n")));
   CHECK(only_launch(local, "mom", "kid_a").passes_local_address);
   CHECK_FALSE(only_launch(local, "mom", "kid_a").passes_shared_address);
 
   // A shared address computed with mad, converted to generic, stored through a copy of the
   // buffer pointer at an offset.
-  const LaunchGraph shared = analyze_ptx(module_with(
-      "\tmov.u32 %r2, pool;\n\tmad.lo.s32 %r3, %r1, 4, %r2;\n\tcvt.u64.u32 %rd7, %r3;\n"
-      "\tcvta.shared.u64 %rd8, %rd7;\n" +
-      launch("kid_a", "0", "\tadd.s64 %rd21, %rd20, 8;\n\tst.u64 [%rd21], %rd8;\n")));
+  const LaunchGraph shared = analyze_ptx(
+      module_with("\tmov.u32 %r2, pool;\n\tmad.lo.s32 %r3, %r1, 4, %r2;\n\tcvt.u64.u32 %rd7, %r3;\n"
+                  "\tcvta.shared.u64 %rd8, %rd7;\n" +
+                  launch("kid_a", "0", "\tadd.s64 %rd21, %rd20, 8;\n\tst.u64 [%rd21], %rd8;\n")));
   CHECK(only_launch(shared, "mom", "kid_a").passes_shared_address);
 
   // A value loaded from local memory is data, not an address of it.
-  const LaunchGraph loaded = analyze_ptx(module_with(
-      "\tadd.u64 %rd5, %SPL, 0;\n\tld.local.u64 %rd9, [%rd5];\n" +
-      launch("kid_a", "0", "\tst.u64 [%rd20], %rd9;\n")));
+  const LaunchGraph loaded =
+      analyze_ptx(module_with("\tadd.u64 %rd5, %SPL, 0;\n\tld.local.u64 %rd9, [%rd5];\n" +
+                              launch("kid_a", "0", "\tst.u64 [%rd20], %rd9;\n")));
   const Launch clean = only_launch(loaded, "mom", "kid_a");
   CHECK_FALSE(clean.passes_local_address);
   CHECK_FALSE(clean.passes_shared_address);
 
   // A tainted address stored somewhere else than the parameter buffer does not count.
-  const LaunchGraph elsewhere = analyze_ptx(module_with(
-      "\tadd.u64 %rd5, %SP, 0;\n\tst.u64 [%rd1], %rd5;\n" + launch("kid_a", "0", "")));
+  const LaunchGraph elsewhere = analyze_ptx(
+      module_with("\tadd.u64 %rd5, %SP, 0;\n\tst.u64 [%rd1], %rd5;\n" + launch("kid_a", "0", "")));
   CHECK_FALSE(only_launch(elsewhere, "mom", "kid_a").passes_local_address);
 }
 
 TEST_CASE("hand-written ptx with generic atomics") {
-  const LaunchGraph graph = analyze_ptx(module_with(
-      "\tmov.u32 %r2, pool;\n\tcvt.u64.u32 %rd7, %r2;\n\tcvta.shared.u64 %rd8, %rd7;\n"
-      "\tatom.add.u32 %r4, [%rd8], 1;\n\tatom.add.u32 %r5, [%rd1], 1;\n"
-      "\tred.shared::cta.add.u32 [%r2], 1;\n"));
+  const LaunchGraph graph = analyze_ptx(
+      module_with("\tmov.u32 %r2, pool;\n\tcvt.u64.u32 %rd7, %r2;\n\tcvta.shared.u64 %rd8, %rd7;\n"
+                  "\tatom.add.u32 %r4, [%rd8], 1;\n\tatom.add.u32 %r5, [%rd1], 1;\n"
+                  "\tred.shared::cta.add.u32 [%r2], 1;\n"));
   const Kernel& mom = *graph.find("mom");
   REQUIRE(mom.atomics.size() == 3);
   CHECK(mom.atomics[0].space == AddressSpace::shared);   // generic, on a shared address
@@ -519,15 +527,16 @@ TEST_CASE("hand-written ptx stream creation with flags unknown at compile time")
   const Kernel& mom = *graph.find("mom");
   REQUIRE(mom.stream_creations.size() == 1);
   CHECK_FALSE(mom.stream_creations[0].flags.has_value());
-  CHECK(flags_phrase(mom.stream_creations[0].flags) == "flags that are not a compile-time constant");
+  CHECK(flags_phrase(mom.stream_creations[0].flags) ==
+        "flags that are not a compile-time constant");
   CHECK(describe(graph).find("creates a stream with flags that are not a compile-time constant") !=
         std::string::npos);
   CHECK(flags_phrase(6u) == "flags 6");
 }
 
 TEST_CASE("stream kinds have manifest names") {
-  for (StreamKind kind : {StreamKind::null_stream, StreamKind::tail, StreamKind::fire_and_forget,
-                          StreamKind::named})
+  for (StreamKind kind :
+       {StreamKind::null_stream, StreamKind::tail, StreamKind::fire_and_forget, StreamKind::named})
     CHECK(parse_stream_kind(to_string(kind)) == kind);
   CHECK(std::string(to_string(StreamKind::null_stream)) == "null");
   CHECK(std::string(to_string(StreamKind::fire_and_forget)) == "fire_and_forget");

@@ -101,8 +101,9 @@ TEST_CASE("ptx reader splits instructions and drops comments and labels") {
   std::vector<std::string> opcodes;
   for (const auto& ins : parent.body) opcodes.push_back(ins.opcode);
   const std::vector<std::string> expected = {
-      ".local", ".reg", ".reg", ".reg", ".shared", "mov.u64", "ld.param.u64", "setp.eq.s64",
-      "bra", ".param", "st.param.b64", ".param", "call.uni", "ld.param.b64", "st.v2.u64", "ret"};
+      ".local",       ".reg",         ".reg",      ".reg",   ".shared",      "mov.u64",
+      "ld.param.u64", "setp.eq.s64",  "bra",       ".param", "st.param.b64", ".param",
+      "call.uni",     "ld.param.b64", "st.v2.u64", "ret"};
   CHECK(opcodes == expected);
 
   const ptx::Instruction& branch = parent.body[8];

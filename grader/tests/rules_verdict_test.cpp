@@ -66,11 +66,13 @@ message = "Hand the reduction to a tail launch."
   CHECK(minimal.points == 0.0);
   CHECK(minimal.streams.empty());
 
-  const RuleSpec one_stream = rule_from("kind = \"launches\"\nkernel = \"k\"\nstream = \"named\"\npoints = 0.5");
+  const RuleSpec one_stream =
+      rule_from("kind = \"launches\"\nkernel = \"k\"\nstream = \"named\"\npoints = 0.5");
   CHECK(one_stream.streams == std::vector<StreamKind>{StreamKind::named});
   CHECK(one_stream.points == 0.5);
 
-  const RuleSpec flags = rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"");
+  const RuleSpec flags =
+      rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"");
   CHECK(flags.flags == "non_blocking");
   CHECK(rule_kinds().size() == 7);
 }
@@ -137,20 +139,25 @@ message = "Let produce launch itself for the next level."
   REQUIRE(rules.size() == 3);
   const LaunchGraph graph = fixture("stream_tail");
   std::vector<bool> passed;
-  for (const auto& node : rules) passed.push_back(evaluate(parse_rule(*node.as_table()), graph).passed);
+  for (const auto& node : rules)
+    passed.push_back(evaluate(parse_rule(*node.as_table()), graph).passed);
   CHECK(passed == std::vector<bool>{true, true, false});
-  CHECK(parse_rule(*rules[2].as_table()).message == "Let produce launch itself for the next level.");
+  CHECK(parse_rule(*rules[2].as_table()).message ==
+        "Let produce launch itself for the next level.");
 }
 
 TEST_CASE("describe says what a rule expects") {
-  CHECK(describe(rule_from("kind = \"launches\"\nkernel = \"expand_parent\"\nchild = \"expand_child\"")) ==
+  CHECK(describe(rule_from(
+            "kind = \"launches\"\nkernel = \"expand_parent\"\nchild = \"expand_child\"")) ==
         "expand_parent launches expand_child from device code");
-  CHECK(describe(rule_from("kind = \"launches\"\nkernel = \"p\"\nstream = [\"tail\", \"named\"]")) ==
-        "p launches a kernel from device code, only into cudaStreamTailLaunch or a named stream");
+  CHECK(
+      describe(rule_from("kind = \"launches\"\nkernel = \"p\"\nstream = [\"tail\", \"named\"]")) ==
+      "p launches a kernel from device code, only into cudaStreamTailLaunch or a named stream");
   CHECK(describe(rule_from("kind = \"recursion\"\nkernel = \"refine\"")) ==
         "refine launches itself, directly or through other kernels");
-  CHECK(describe(rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"")) ==
-        "k creates a stream in device code with cudaStreamNonBlocking");
+  CHECK(
+      describe(rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"")) ==
+      "k creates a stream in device code with cudaStreamNonBlocking");
   CHECK(describe(rule_from("kind = \"device_malloc\"")) ==
         "some kernel allocates device-heap memory (cudaMalloc or malloc) in device code");
   CHECK(describe(rule_from("kind = \"device_free\"\nkernel = \"k\"")) ==
@@ -170,7 +177,8 @@ stream = ["tail"]
 )";
   const RuleVerdict good = judge(tail_rule, "stream_tail");
   CHECK(good.passed);
-  CHECK(good.expected == "produce launches consume from device code, only into cudaStreamTailLaunch");
+  CHECK(good.expected ==
+        "produce launches consume from device code, only into cudaStreamTailLaunch");
   CHECK(contains(good.found, "produce launches consume into cudaStreamTailLaunch (PTX line "));
 
   // The same shape of exercise with the child in the NULL stream.
@@ -179,39 +187,46 @@ kind = "launches"
 kernel = "fill_parent"
 child = "fill"
 stream = ["tail"]
-)", "stream_null");
+)",
+                                         "stream_null");
   CHECK_FALSE(wrong_stream.passed);
-  CHECK(contains(wrong_stream.found, "the launch of fill from fill_parent uses the NULL stream (PTX line "));
+  CHECK(contains(wrong_stream.found,
+                 "the launch of fill from fill_parent uses the NULL stream (PTX line "));
 
   const RuleVerdict nothing = judge("kind = \"launches\"\nkernel = \"consume\"", "stream_tail");
   CHECK_FALSE(nothing.passed);
   CHECK(nothing.found == "consume launches nothing");
 
-  const RuleVerdict other_child = judge("kind = \"launches\"\nkernel = \"root\"\nchild = \"root\"",
-                                        "recursion_self");
+  const RuleVerdict other_child =
+      judge("kind = \"launches\"\nkernel = \"root\"\nchild = \"root\"", "recursion_self");
   CHECK_FALSE(other_child.passed);
   CHECK(contains(other_child.found, "root launches refine (PTX line "));
   CHECK(contains(other_child.found, "but not root"));
 
-  const RuleVerdict missing = judge("kind = \"launches\"\nkernel = \"produce\"\nchild = \"fill\"",
-                                    "stream_tail");
+  const RuleVerdict missing =
+      judge("kind = \"launches\"\nkernel = \"produce\"\nchild = \"fill\"", "stream_tail");
   CHECK_FALSE(missing.passed);
   CHECK(missing.found == "no kernel named fill in the exercise");
 
   // Two kernels named child: both launches count, and both must use an allowed stream.
-  CHECK(judge("kind = \"launches\"\nkernel = \"parent\"\nchild = \"child\"\nstream = [\"null\", \"fire_and_forget\"]",
-              "names").passed);
+  CHECK(judge("kind = \"launches\"\nkernel = \"parent\"\nchild = \"child\"\nstream = [\"null\", "
+              "\"fire_and_forget\"]",
+              "names")
+            .passed);
   const RuleVerdict one_wrong = judge(
       "kind = \"launches\"\nkernel = \"parent\"\nchild = \"child\"\nstream = [\"null\"]", "names");
   CHECK_FALSE(one_wrong.passed);
-  CHECK(contains(one_wrong.found, "the launch of other::child from parent uses cudaStreamFireAndForget"));
+  CHECK(contains(one_wrong.found,
+                 "the launch of other::child from parent uses cudaStreamFireAndForget"));
 
   // Any child, any stream; and a launch made in a device function.
   CHECK(judge("kind = \"launches\"\nkernel = \"indirect\"", "device_function_launch").passed);
-  CHECK(contains(judge("kind = \"launches\"\nkernel = \"indirect\"", "device_function_launch").found,
-                 "in spawn(int*, int)"));
-  const RuleVerdict named = judge(
-      "kind = \"launches\"\nkernel = \"fan_out\"\nchild = \"segment\"\nstream = [\"named\"]", "stream_named");
+  CHECK(
+      contains(judge("kind = \"launches\"\nkernel = \"indirect\"", "device_function_launch").found,
+               "in spawn(int*, int)"));
+  const RuleVerdict named =
+      judge("kind = \"launches\"\nkernel = \"fan_out\"\nchild = \"segment\"\nstream = [\"named\"]",
+            "stream_named");
   CHECK(named.passed);
 }
 
@@ -236,7 +251,8 @@ TEST_CASE("rule recursion passes and fails") {
 }
 
 TEST_CASE("rule creates_stream passes and fails") {
-  const std::string non_blocking = "kind = \"creates_stream\"\nkernel = \"%s\"\nflags = \"non_blocking\"";
+  const std::string non_blocking =
+      "kind = \"creates_stream\"\nkernel = \"%s\"\nflags = \"non_blocking\"";
   auto with = [&](const std::string& name) {
     std::string text = non_blocking;
     return text.replace(text.find("%s"), 2, name);
@@ -247,7 +263,9 @@ TEST_CASE("rule creates_stream passes and fails") {
 
   const RuleVerdict blocking = judge(with("fan_out_default"), "stream_named");
   CHECK_FALSE(blocking.passed);
-  CHECK(contains(blocking.found, "fan_out_default creates a stream with cudaStreamDefault, not cudaStreamNonBlocking"));
+  CHECK(contains(
+      blocking.found,
+      "fan_out_default creates a stream with cudaStreamDefault, not cudaStreamNonBlocking"));
   // Without flags any device-side stream will do.
   CHECK(judge("kind = \"creates_stream\"\nkernel = \"fan_out_default\"", "stream_named").passed);
 
@@ -257,7 +275,8 @@ TEST_CASE("rule creates_stream passes and fails") {
 }
 
 TEST_CASE("rule device_malloc passes and fails") {
-  const RuleVerdict runtime = judge("kind = \"device_malloc\"\nkernel = \"heap_runtime\"", "device_heap");
+  const RuleVerdict runtime =
+      judge("kind = \"device_malloc\"\nkernel = \"heap_runtime\"", "device_heap");
   CHECK(runtime.passed);
   CHECK(contains(runtime.found, "heap_runtime calls cudaMalloc (PTX line "));
   const RuleVerdict libc = judge("kind = \"device_malloc\"\nkernel = \"heap_libc\"", "device_heap");
@@ -291,17 +310,22 @@ TEST_CASE("rule device_free passes and fails") {
 }
 
 TEST_CASE("rule shared_atomics passes and fails") {
-  const RuleVerdict shared = judge("kind = \"shared_atomics\"\nkernel = \"histogram_shared\"", "atomics");
+  const RuleVerdict shared =
+      judge("kind = \"shared_atomics\"\nkernel = \"histogram_shared\"", "atomics");
   CHECK(shared.passed);
   CHECK(contains(shared.found, "histogram_shared performs atom.shared.add.u32 (PTX line "));
-  const RuleVerdict helper = judge("kind = \"shared_atomics\"\nkernel = \"count_via_helper\"", "atomics");
+  const RuleVerdict helper =
+      judge("kind = \"shared_atomics\"\nkernel = \"count_via_helper\"", "atomics");
   CHECK(helper.passed);
   CHECK(contains(helper.found, "in bump(int*)"));
   CHECK(judge("kind = \"shared_atomics\"\nkernel = \"count_dynamic\"", "atomics").passed);
 
-  const RuleVerdict global = judge("kind = \"shared_atomics\"\nkernel = \"histogram_global\"", "atomics");
+  const RuleVerdict global =
+      judge("kind = \"shared_atomics\"\nkernel = \"histogram_global\"", "atomics");
   CHECK_FALSE(global.passed);
-  CHECK(contains(global.found, "histogram_global's atomic operations are not on __shared__ memory: atom.global."));
+  CHECK(
+      contains(global.found,
+               "histogram_global's atomic operations are not on __shared__ memory: atom.global."));
   const RuleVerdict none = judge("kind = \"shared_atomics\"\nkernel = \"no_atomics\"", "atomics");
   CHECK_FALSE(none.passed);
   CHECK(none.found == "no_atomics performs no atomic operation");
@@ -310,24 +334,29 @@ TEST_CASE("rule shared_atomics passes and fails") {
 TEST_CASE("rule no_private_pointers passes and fails") {
   const RuleVerdict good = judge("kind = \"no_private_pointers\"", "global_only");
   CHECK(good.passed);
-  CHECK(good.found == "none of the 3 launches of the exercise passes a local or __shared__ address");
+  CHECK(good.found ==
+        "none of the 3 launches of the exercise passes a local or __shared__ address");
 
   const RuleVerdict local = judge("kind = \"no_private_pointers\"", "private_local");
   CHECK_FALSE(local.passed);
-  CHECK(contains(local.found,
-                 "the launch of sum_child from pass_local passes the address of a local variable (PTX line "));
+  CHECK(contains(
+      local.found,
+      "the launch of sum_child from pass_local passes the address of a local variable (PTX line "));
 
   const RuleVerdict shared = judge("kind = \"no_private_pointers\"", "private_shared");
   CHECK_FALSE(shared.passed);
-  CHECK(contains(shared.found, "the launch of read_tile from pass_shared passes an address of __shared__ memory"));
+  CHECK(
+      contains(shared.found,
+               "the launch of read_tile from pass_shared passes an address of __shared__ memory"));
   CHECK(contains(shared.found, "1 more launches pass private addresses"));
 
   // Scoped to one kernel: only its launches count.
-  const RuleVerdict scoped = judge("kind = \"no_private_pointers\"\nkernel = \"pass_dynamic_shared\"",
-                                   "private_shared");
+  const RuleVerdict scoped =
+      judge("kind = \"no_private_pointers\"\nkernel = \"pass_dynamic_shared\"", "private_shared");
   CHECK_FALSE(scoped.passed);
   CHECK_FALSE(contains(scoped.found, "more"));
-  const RuleVerdict child_only = judge("kind = \"no_private_pointers\"\nkernel = \"read_tile\"", "private_shared");
+  const RuleVerdict child_only =
+      judge("kind = \"no_private_pointers\"\nkernel = \"read_tile\"", "private_shared");
   CHECK(child_only.passed);
   CHECK(child_only.found == "read_tile launches nothing from device code");
 }

@@ -56,8 +56,8 @@ bool derives_address(const std::string& base) {
 }
 
 std::string without_suffix(std::string name, std::string_view suffix) {
-  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(),
-                                                  suffix.data(), suffix.size()) == 0)
+  if (name.size() > suffix.size() &&
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix.data(), suffix.size()) == 0)
     name.resize(name.size() - suffix.size());
   return name;
 }
@@ -67,12 +67,9 @@ std::string heap_function(const std::string& callee, bool& allocates) {
   allocates = true;
   if (callee == "__cudaCDP2Malloc") return "cudaMalloc";
   if (callee == "malloc") return "malloc";
-  if (callee == "_Znwm" || callee == "_Znam") return "operator new";
   allocates = false;
   if (callee == "__cudaCDP2Free") return "cudaFree";
   if (callee == "free") return "free";
-  if (callee == "_ZdlPv" || callee == "_ZdaPv" || callee == "_ZdlPvm" || callee == "_ZdaPvm")
-    return "operator delete";
   return {};
 }
 
@@ -175,10 +172,14 @@ StreamKind stream_kind(const std::optional<long long>& handle) {
   switch (*handle) {
     case 0:
     case kStreamLegacy:
-    case kStreamPerThread: return StreamKind::null_stream;
-    case kStreamTailLaunch: return StreamKind::tail;
-    case kStreamFireAndForget: return StreamKind::fire_and_forget;
-    default: return StreamKind::named;
+    case kStreamPerThread:
+      return StreamKind::null_stream;
+    case kStreamTailLaunch:
+      return StreamKind::tail;
+    case kStreamFireAndForget:
+      return StreamKind::fire_and_forget;
+    default:
+      return StreamKind::named;
   }
 }
 
@@ -208,7 +209,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   std::map<std::string, std::size_t> buffer_of;  // register -> buffer it points into
   std::map<std::string, std::string> params;     // call parameter -> value stored at offset 0
   constexpr std::size_t kNoBuffer = static_cast<std::size_t>(-1);
-  std::size_t pending_buffer = kNoBuffer;        // returned by the last call, not read yet
+  std::size_t pending_buffer = kNoBuffer;  // returned by the last call, not read yet
 
   auto buffer_in = [&](const std::string& operand) -> std::optional<std::size_t> {
     for (const auto& reg : ptx::registers_in(operand)) {
@@ -333,27 +334,35 @@ std::string dot_quoted(std::string_view text) {
 
 const char* to_string(StreamKind kind) {
   switch (kind) {
-    case StreamKind::null_stream: return "null";
-    case StreamKind::tail: return "tail";
-    case StreamKind::fire_and_forget: return "fire_and_forget";
-    case StreamKind::named: return "named";
+    case StreamKind::null_stream:
+      return "null";
+    case StreamKind::tail:
+      return "tail";
+    case StreamKind::fire_and_forget:
+      return "fire_and_forget";
+    case StreamKind::named:
+      return "named";
   }
   return "named";
 }
 
 std::optional<StreamKind> parse_stream_kind(std::string_view text) {
-  for (StreamKind kind : {StreamKind::null_stream, StreamKind::tail, StreamKind::fire_and_forget,
-                          StreamKind::named})
+  for (StreamKind kind :
+       {StreamKind::null_stream, StreamKind::tail, StreamKind::fire_and_forget, StreamKind::named})
     if (text == to_string(kind)) return kind;
   return std::nullopt;
 }
 
 std::string stream_phrase(StreamKind kind) {
   switch (kind) {
-    case StreamKind::null_stream: return "the NULL stream";
-    case StreamKind::tail: return "cudaStreamTailLaunch";
-    case StreamKind::fire_and_forget: return "cudaStreamFireAndForget";
-    case StreamKind::named: return "a named stream";
+    case StreamKind::null_stream:
+      return "the NULL stream";
+    case StreamKind::tail:
+      return "cudaStreamTailLaunch";
+    case StreamKind::fire_and_forget:
+      return "cudaStreamFireAndForget";
+    case StreamKind::named:
+      return "a named stream";
   }
   return "a named stream";
 }
@@ -518,7 +527,8 @@ std::string describe(const LaunchGraph& graph) {
     if (!kernel.defined) out << "  (launched; its code is not in this file)";
     out << '\n';
     for (const auto& c : kernel.stream_creations)
-      out << "    creates a stream with " << flags_phrase(c.flags) << " (" << where(c.site) << ")\n";
+      out << "    creates a stream with " << flags_phrase(c.flags) << " (" << where(c.site)
+          << ")\n";
     for (const auto& a : kernel.allocations)
       out << "    allocates with " << a.function << " (" << where(a.site) << ")\n";
     for (const auto& d : kernel.deallocations)
@@ -539,7 +549,8 @@ std::string describe(const LaunchGraph& graph) {
         << stream_phrase(launch.stream) << " (" << where(launch.site) << ")";
     if (launch.passes_local_address) out << ": passes the address of a local variable";
     if (launch.passes_shared_address)
-      out << (launch.passes_local_address ? " and" : ":") << " passes an address of __shared__ memory";
+      out << (launch.passes_local_address ? " and" : ":")
+          << " passes an address of __shared__ memory";
     out << '\n';
   }
   return out.str();

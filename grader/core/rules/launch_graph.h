@@ -54,8 +54,8 @@ enum class AddressSpace { shared, global, generic };
 
 /// Where something happens in the PTX.
 struct Site {
-  int ptx_line = 0;   ///< 1-based line of the PTX text
-  std::string via;    ///< the device function it is in (demangled); empty: the kernel's own body
+  int ptx_line = 0;  ///< 1-based line of the PTX text
+  std::string via;   ///< the device function it is in (demangled); empty: the kernel's own body
 };
 
 /// "PTX line 123" or "PTX line 123, in helper(int*)".
@@ -67,7 +67,8 @@ struct StreamCreation {
   std::optional<unsigned> flags;  ///< the flags argument; nullopt when not a constant
 };
 
-/// A device-heap call: `cudaMalloc`, `malloc`, `cudaFree` or `free`.
+/// A device-heap call: `cudaMalloc`, `malloc`, `cudaFree` or `free` (nvcc compiles device
+/// `new` and `delete` to `malloc` and `free`).
 struct HeapCall {
   Site site;
   std::string function;  ///< as the student wrote it: "cudaMalloc", "malloc", "cudaFree", "free"
@@ -76,8 +77,9 @@ struct HeapCall {
 /// An atomic (`atom`) or reduction (`red`) instruction.
 struct Atomic {
   Site site;
-  AddressSpace space = AddressSpace::generic;  ///< generic ones on a known shared address count as shared
-  std::string instruction;                     ///< the opcode: "atom.shared.add.u32"
+  /// `shared` also for a generic instruction on an address known to be shared
+  AddressSpace space = AddressSpace::generic;
+  std::string instruction;  ///< the opcode: "atom.shared.add.u32"
 };
 
 /// A kernel of the exercise, or a kernel it launches that is only declared there.
@@ -104,8 +106,8 @@ struct Kernel {
 struct Launch {
   static constexpr std::size_t unknown = static_cast<std::size_t>(-1);
 
-  std::size_t parent = 0;         ///< index into LaunchGraph::kernels
-  std::size_t child = unknown;    ///< index into LaunchGraph::kernels; unknown for a function pointer
+  std::size_t parent = 0;       ///< index into LaunchGraph::kernels
+  std::size_t child = unknown;  ///< index into LaunchGraph::kernels; unknown for a function pointer
   StreamKind stream = StreamKind::null_stream;
   bool passes_local_address = false;   ///< a parameter holds an address of a local variable
   bool passes_shared_address = false;  ///< a parameter holds an address of `__shared__` memory

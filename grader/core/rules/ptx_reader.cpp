@@ -96,8 +96,10 @@ std::vector<Token> tokenize(std::string_view ptx) {
     const char next = i + 1 < ptx.size() ? ptx[i + 1] : '\0';
     if (c == '\n') {
       ++line;
-      if (is_line_directive(current)) emit();
-      else append_space();
+      if (is_line_directive(current))
+        emit();
+      else
+        append_space();
       continue;
     }
     if (c == '/' && next == '/') {
@@ -186,7 +188,8 @@ Instruction parse_instruction(const Token& token) {
   std::string_view text = token.text;
   if (!text.empty() && text.front() == '@') {
     const std::size_t space = text.find(' ');
-    instruction.guard = std::string(text.substr(1, space == std::string_view::npos ? 0 : space - 1));
+    instruction.guard =
+        std::string(text.substr(1, space == std::string_view::npos ? 0 : space - 1));
     text = space == std::string_view::npos ? std::string_view{} : trim(text.substr(space));
   }
   const std::size_t space = text.find(' ');
@@ -235,8 +238,8 @@ std::pair<std::string, std::string> variable_declaration(std::string_view text) 
       space = word.substr(1);
       continue;
     }
-    if (word.front() == '.') continue;                                  // .extern, .align, .b8
-    if (space.empty()) break;                                           // an instruction
+    if (word.front() == '.') continue;                                     // .extern, .align, .b8
+    if (space.empty()) break;                                              // an instruction
     if (std::isdigit(static_cast<unsigned char>(word.front()))) continue;  // the 4 of .align 4
     name = word.substr(0, word.find_first_of("[<="));
     break;
@@ -368,7 +371,8 @@ std::string address_base(std::string_view operand) {
 bool is_integer_literal(std::string_view operand) {
   if (!operand.empty() && (operand.front() == '-' || operand.front() == '+'))
     operand.remove_prefix(1);
-  if (!operand.empty() && (operand.back() == 'U' || operand.back() == 'u')) operand.remove_suffix(1);
+  if (!operand.empty() && (operand.back() == 'U' || operand.back() == 'u'))
+    operand.remove_suffix(1);
   if (operand.empty()) return false;
   std::size_t start = 0;
   bool hex = false;
@@ -385,14 +389,15 @@ bool is_integer_literal(std::string_view operand) {
 
 long long integer_value(std::string_view operand) {
   const std::string text(operand);
-  return static_cast<long long>(std::stoull(text.front() == '-' ? text.substr(1) : text, nullptr,
-                                            0)) *
+  return static_cast<long long>(
+             std::stoull(text.front() == '-' ? text.substr(1) : text, nullptr, 0)) *
          (text.front() == '-' ? -1 : 1);
 }
 
 bool is_symbol(std::string_view operand) {
   if (operand.empty() || operand.front() == '%') return false;
-  if (std::isdigit(static_cast<unsigned char>(operand.front())) || operand.front() == '-') return false;
+  if (std::isdigit(static_cast<unsigned char>(operand.front())) || operand.front() == '-')
+    return false;
   for (char c : operand)
     if (!is_name_char(c)) return false;
   return true;

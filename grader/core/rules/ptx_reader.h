@@ -19,28 +19,28 @@ namespace cdplab::rules::ptx {
 /// One instruction or in-function directive: `@%p1 st.u64 [%rd2+8], %rd3;` has guard `%p1`,
 /// opcode `st.u64` and operands `[%rd2+8]` and `%rd3`.
 struct Instruction {
-  int line = 0;                       ///< 1-based PTX line where the statement starts
-  std::string guard;                  ///< predicate guard without `@` (`%p1`, `!%p1`); empty if none
-  std::string opcode;                 ///< `st.u64`, `call.uni`, or a directive such as `.reg`
+  int line = 0;        ///< 1-based PTX line where the statement starts
+  std::string guard;   ///< predicate guard without `@` (`%p1`, `!%p1`); empty if none
+  std::string opcode;  ///< `st.u64`, `call.uni`, or a directive such as `.reg`
   std::vector<std::string> operands;  ///< split at top-level commas, all white space removed
 };
 
 /// A kernel (`.entry`) or device function (`.func`) of the module.
 struct Function {
-  std::string name;                 ///< the symbol as written: `_Z6parentPii`, `_Z6helperPi$11`
-  bool is_kernel = false;           ///< `.entry` (a kernel) rather than `.func`
-  bool defined = false;             ///< has a body here (not only a declaration)
-  int line = 0;                     ///< PTX line of its first header or declaration
-  std::vector<Instruction> body;    ///< the body in text order (empty when not defined)
+  std::string name;               ///< the symbol as written: `_Z6parentPii`, `_Z6helperPi$11`
+  bool is_kernel = false;         ///< `.entry` (a kernel) rather than `.func`
+  bool defined = false;           ///< has a body here (not only a declaration)
+  int line = 0;                   ///< PTX line of its first header or declaration
+  std::vector<Instruction> body;  ///< the body in text order (empty when not defined)
 };
 
 /// What the reader found in one PTX module.
 struct Module {
-  std::vector<Function> functions;        ///< in order of first appearance; one per symbol
-  std::set<std::string> shared_symbols;   ///< variables declared `.shared` (any scope)
-  std::set<std::string> local_symbols;    ///< variables declared `.local` (stack depots)
-  std::string version;                    ///< the `.version` directive's argument
-  std::string target;                     ///< the `.target` directive's argument
+  std::vector<Function> functions;       ///< in order of first appearance; one per symbol
+  std::set<std::string> shared_symbols;  ///< variables declared `.shared` (any scope)
+  std::set<std::string> local_symbols;   ///< variables declared `.local` (stack depots)
+  std::string version;                   ///< the `.version` directive's argument
+  std::string target;                    ///< the `.target` directive's argument
 
   /// The function with this symbol, or nullptr.
   const Function* find(std::string_view symbol) const;
@@ -52,9 +52,9 @@ Module read_module(std::string_view ptx);
 
 /// The operands of a `call`: `call.uni (retval0), f, (param0, param1);`.
 struct CallOperands {
-  std::string callee;                 ///< `f`; a register for an indirect call
-  std::vector<std::string> results;   ///< `retval0`
-  std::vector<std::string> arguments; ///< `param0`, `param1`
+  std::string callee;                  ///< `f`; a register for an indirect call
+  std::vector<std::string> results;    ///< `retval0`
+  std::vector<std::string> arguments;  ///< `param0`, `param1`
 };
 
 /// Splits the operands of a `call` instruction.

@@ -163,8 +163,8 @@ RuleVerdict check_launches(const RuleSpec& rule, const LaunchGraph& graph) {
                               " (" + where(first.site) + ")" +
                               more(wrong_stream.size() - 1, "launches use other streams"));
   }
-  return verdict(true, launch_phrase(graph, *matching.front()) +
-                           more(matching.size() - 1, "such launches"));
+  return verdict(
+      true, launch_phrase(graph, *matching.front()) + more(matching.size() - 1, "such launches"));
 }
 
 RuleVerdict check_recursion(const RuleSpec& rule, const LaunchGraph& graph) {
@@ -173,7 +173,8 @@ RuleVerdict check_recursion(const RuleSpec& rule, const LaunchGraph& graph) {
     const std::vector<const Launch*> cycle = graph.chain(kernel, kernel);
     if (cycle.empty()) continue;
     if (cycle.size() == 1)
-      return verdict(true, graph.label(kernel) + " launches itself (" + where(cycle[0]->site) + ")");
+      return verdict(true,
+                     graph.label(kernel) + " launches itself (" + where(cycle[0]->site) + ")");
     std::vector<std::string> steps;
     for (const Launch* launch : cycle)
       steps.push_back(graph.label(launch->parent) + " launches " + graph.label(launch->child) +
@@ -228,8 +229,9 @@ RuleVerdict check_heap(const RuleSpec& rule, const LaunchGraph& graph, bool allo
                                   where(allocations.front().site) +
                                   ") but calls neither cudaFree nor free in device code");
   }
-  return verdict(false, who + (allocation ? " calls neither cudaMalloc nor malloc"
-                                          : " calls neither cudaFree nor free") +
+  return verdict(false, who +
+                            (allocation ? " calls neither cudaMalloc nor malloc"
+                                        : " calls neither cudaFree nor free") +
                             " in device code");
 }
 
@@ -241,14 +243,15 @@ RuleVerdict check_shared_atomics(const RuleSpec& rule, const LaunchGraph& graph)
   for (std::size_t k : kernels)
     for (const auto& atomic : graph.kernels[k].atomics) {
       if (atomic.space == AddressSpace::shared)
-        return verdict(true, who + " performs " + atomic.instruction + " (" + where(atomic.site) + ")");
+        return verdict(true,
+                       who + " performs " + atomic.instruction + " (" + where(atomic.site) + ")");
       if (!other) other = &atomic;
       ++others;
     }
   if (!other) return verdict(false, who + " performs no atomic operation");
-  return verdict(false, who + "'s atomic operations are not on __shared__ memory: " +
-                            other->instruction + " (" + where(other->site) + ")" +
-                            more(others - 1, "atomic operations"));
+  return verdict(false,
+                 who + "'s atomic operations are not on __shared__ memory: " + other->instruction +
+                     " (" + where(other->site) + ")" + more(others - 1, "atomic operations"));
 }
 
 RuleVerdict check_no_private_pointers(const RuleSpec& rule, const LaunchGraph& graph) {
@@ -313,7 +316,8 @@ RuleSpec parse_rule(const toml::table& table) {
   if (table.contains("kernel")) rule.kernel = string_value(table, "kernel");
   if (table.contains("child")) rule.child = string_value(table, "child");
   if (table.contains("message")) rule.message = string_value(table, "message");
-  if (table.contains("kernel") && rule.kernel.empty()) fail(*table.get("kernel"), "'kernel' is empty");
+  if (table.contains("kernel") && rule.kernel.empty())
+    fail(*table.get("kernel"), "'kernel' is empty");
   if (table.contains("child") && rule.child.empty()) fail(*table.get("child"), "'child' is empty");
   if (keys->needs_kernel && rule.kernel.empty())
     fail(table, "a " + rule.kind + " rule needs 'kernel', the name of the kernel it is about");
@@ -342,7 +346,8 @@ std::string describe(const RuleSpec& rule) {
     if (!rule.streams.empty()) text += ", only into " + stream_list(rule.streams);
     return text;
   }
-  if (rule.kind == "recursion") return rule.kernel + " launches itself, directly or through other kernels";
+  if (rule.kind == "recursion")
+    return rule.kernel + " launches itself, directly or through other kernels";
   if (rule.kind == "creates_stream")
     return rule.kernel + " creates a stream in device code" +
            (rule.flags == "non_blocking" ? " with cudaStreamNonBlocking" : "");
