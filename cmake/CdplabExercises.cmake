@@ -4,6 +4,7 @@
 #   grader/suites/<chapter>/support/*.cu      grader-side kernels the suites need (optional)
 #   grader/oracles/<chapter>.cpp              the chapter's CPU oracles (optional)
 #   starter/drivers/<chapter>.cpp             the chapter's demo driver (optional)
+#   grader/bench/<chapter>.cu                 the chapter's benchmark (optional)
 # chapters/<chapter>/chapter.toml names the same stems; a project test checks that they agree.
 
 set_property(GLOBAL PROPERTY CDPLAB_EXERCISE_INDEX "")
@@ -91,6 +92,18 @@ function(cdplab_add_chapter chapter)
     set_property(GLOBAL APPEND PROPERTY CDPLAB_DRIVERS
       "\"${chapter}\": {\"target\": \"demo_${chapter_id}\", \"executable\": \"$<TARGET_FILE:demo_${chapter_id}>\"}")
   endif()
+
+  # The benchmark measures the exercises of this build (build the solution preset for the
+  # reference figures); not part of ALL: it is built when asked for.
+  set(bench_source "${PROJECT_SOURCE_DIR}/grader/bench/${chapter}.cu")
+  if(EXISTS "${bench_source}" AND all_present AND exercise_targets)
+    add_executable(bench_${chapter_id} EXCLUDE_FROM_ALL "${bench_source}")
+    set_target_properties(bench_${chapter_id} PROPERTIES OUTPUT_NAME "bench-${chapter}"
+                          CUDA_SEPARABLE_COMPILATION ON)
+    target_link_libraries(bench_${chapter_id} PRIVATE ${exercise_targets})
+    set_property(GLOBAL APPEND PROPERTY CDPLAB_BENCHES
+      "\"${chapter}\": {\"target\": \"bench_${chapter_id}\", \"executable\": \"$<TARGET_FILE:bench_${chapter_id}>\"}")
+  endif()
 endfunction()
 
 function(cdplab_index_add chapter stem target executable source ptx_target ptx)
@@ -102,6 +115,8 @@ endfunction()
 function(cdplab_write_exercise_index)
   get_property(entries GLOBAL PROPERTY CDPLAB_EXERCISE_INDEX)
   get_property(drivers GLOBAL PROPERTY CDPLAB_DRIVERS)
+  get_property(benches GLOBAL PROPERTY CDPLAB_BENCHES)
+  list(JOIN benches ",\n    " benches_json)
   list(JOIN entries ",\n    " entries_json)
   list(JOIN drivers ",\n    " drivers_json)
   file(GENERATE OUTPUT "${PROJECT_BINARY_DIR}/cdplab-index.json" CONTENT
@@ -112,6 +127,9 @@ function(cdplab_write_exercise_index)
   ],
   \"drivers\": {
     ${drivers_json}
+  },
+  \"benches\": {
+    ${benches_json}
   }
 }
 ")

@@ -27,7 +27,8 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args);
 int run_hint(Context& ctx, const std::string& name, bool all);
 int run_reset(Context& ctx, const std::string& name);
 int run_rules(Context& ctx, const std::string& file, bool dot, const std::string& exercise);
-int run_demo(Context& ctx, const std::string& chapter, const std::vector<std::string>& demo_args);
+/// Builds and runs a chapter's program: kind "drivers" (`cdplab run`) or "benches" (`cdplab bench`).
+int run_program(Context& ctx, const std::string& kind, const std::string& chapter, const std::vector<std::string>& args);
 int run_starters(Context& ctx, bool write);
 
 }  // namespace cdplab::cli

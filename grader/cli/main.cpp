@@ -52,10 +52,13 @@ int main(int argc, char** argv) {
   rules->add_flag("--dot", dot, "print the launch graph as Graphviz DOT instead");
   rules->add_option("--exercise", rules_exercise, "judge against this exercise's rules (default: from the file name)");
 
-  std::vector<std::string> demo_args;
+  std::vector<std::string> program_args;
   auto* run = app.add_subcommand("run", "build and run a chapter's demo on your code");
   run->add_option("chapter", name, "a chapter, e.g. 01-fundamentals")->required();
-  run->add_option("args", demo_args, "arguments for the demo");
+  run->add_option("args", program_args, "arguments for the demo");
+  auto* bench = app.add_subcommand("bench", "build and run a chapter's benchmark (prints a table with the device name)");
+  bench->add_option("chapter", name, "a chapter, e.g. 02-bezier")->required();
+  bench->add_option("args", program_args, "arguments for the benchmark");
 
   bool write = false;
   auto* starters = app.add_subcommand("starters", "check (or --write) the starters in chapters/ against solutions/");
@@ -76,7 +79,8 @@ int main(int argc, char** argv) {
     if (*hint) return run_hint(ctx, name, all_hints);
     if (*reset) return run_reset(ctx, name);
     if (*rules) return run_rules(ctx, file, dot, rules_exercise);
-    if (*run) return run_demo(ctx, name, demo_args);
+    if (*run) return run_program(ctx, "drivers", name, program_args);
+    if (*bench) return run_program(ctx, "benches", name, program_args);
     if (*starters) return run_starters(ctx, write);
   } catch (const UsageError& error) {
     std::cerr << "cdplab: " << error.what() << "\n";

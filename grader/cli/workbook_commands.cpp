@@ -121,22 +121,25 @@ int run_reset(Context& ctx, const std::string& name) {
   return kAllPassed;
 }
 
-int run_demo(Context& ctx, const std::string& chapter_name, const std::vector<std::string>& demo_args) {
+int run_program(Context& ctx, const std::string& kind, const std::string& chapter_name,
+                const std::vector<std::string>& args) {
   const auto* chapter = ctx.book.find_chapter(chapter_name);
   if (chapter == nullptr) throw UsageError("no chapter named '" + chapter_name + "'");
+  const std::string what = kind == "benches" ? "benchmark" : "demo";
   grading::BuildTree tree(ctx.root, ctx.own_build, ctx.toolchain);
   tree.load_index();
-  const auto [executable, target] = tree.driver(chapter->id);
+  const auto [executable, target] = tree.program(kind, chapter->id);
   if (target.empty())
-    throw UsageError(chapter->id + " has no demo in this build (it has none, or one of its exercise files is missing)");
+    throw UsageError(chapter->id + " has no " + what + " in this build (it has none, or one of its exercise files is missing)");
   const auto built = tree.build({target});
   if (!built.ok()) {
     std::cerr << built.output;
-    std::cerr << "cdplab: the demo of " << chapter->id << " does not build (see above)\n";
+    std::cerr << "cdplab: the " << what << " of " << chapter->id << " does not build (see above)\n";
     return kSomeFailed;
   }
+  std::cerr << "cdplab: running the " << what << " of " << chapter->id << " on " << tree.exercise_dir() << "\n";
   std::vector<char*> argv = {const_cast<char*>(executable.c_str())};
-  for (const auto& a : demo_args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::cout.flush();
   execv(executable.c_str(), argv.data());

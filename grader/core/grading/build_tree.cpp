@@ -35,12 +35,10 @@ void BuildTree::load_index() {
     throw std::runtime_error(file.string() + " is not valid JSON: " + error.what());
   }
   index_.clear();
-  drivers_.clear();
   exercise_dir_ = index.value("exercise_dir", "");
-  if (index.contains("drivers") && index["drivers"].is_object()) {
-    for (const auto& [chapter, d] : index["drivers"].items())
-      drivers_.push_back({chapter, {d.value("executable", ""), d.value("target", "")}});
-  }
+  programs_ = nlohmann::json::object();
+  for (const char* kind : {"drivers", "benches"})
+    if (index.contains(kind) && index[kind].is_object()) programs_[kind] = index[kind];
   for (const auto& e : index.at("exercises")) {
     IndexEntry entry;
     entry.chapter = e.value("chapter", "");
@@ -60,10 +58,10 @@ std::optional<IndexEntry> BuildTree::find(const std::string& chapter, const std:
   return std::nullopt;
 }
 
-std::pair<std::string, std::string> BuildTree::driver(const std::string& chapter) const {
-  for (const auto& [name, d] : drivers_)
-    if (name == chapter) return d;
-  return {};
+std::pair<std::string, std::string> BuildTree::program(const std::string& kind, const std::string& chapter) const {
+  if (!programs_.contains(kind) || !programs_[kind].contains(chapter)) return {};
+  const auto& p = programs_[kind][chapter];
+  return {p.value("executable", ""), p.value("target", "")};
 }
 
 process::Result BuildTree::build(const std::vector<std::string>& targets, double timeout_seconds) const {

@@ -5,6 +5,8 @@
 
 #include "process/process.h"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -48,8 +50,9 @@ class BuildTree {
   std::optional<IndexEntry> find(const std::string& chapter, const std::string& stem) const;
   /// The exercise folder the tree was configured with (from the index).
   const std::string& exercise_dir() const { return exercise_dir_; }
-  /// Demo driver executable and target of a chapter (from the index); empty when it has none.
-  std::pair<std::string, std::string> driver(const std::string& chapter) const;
+  /// A chapter's program of a kind ("drivers": the demo, "benches": the benchmark) from the
+  /// index: its executable and target; empty when it has none.
+  std::pair<std::string, std::string> program(const std::string& kind, const std::string& chapter) const;
 
   /// Builds one or more targets.
   process::Result build(const std::vector<std::string>& targets, double timeout_seconds = 0) const;
@@ -63,7 +66,7 @@ class BuildTree {
   Toolchain tools_;
   std::vector<IndexEntry> index_;
   std::string exercise_dir_;
-  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> drivers_;
+  nlohmann::json programs_;  ///< {"drivers": {...}, "benches": {...}}
 };
 
 /// Escapes a string for use inside a CTest regular expression.
