@@ -63,11 +63,4 @@ void print_progress(const manifest::Exercise& exercise, const std::string& stage
   std::fprintf(stderr, "  %-28s %s\n", exercise.path().c_str(), stage.c_str());
 }
 
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace cdplab::cli

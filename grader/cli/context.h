@@ -2,6 +2,7 @@
 /// @brief What every cdplab command needs: the project, its manifests, this build's toolchain.
 #pragma once
 
+#include "files/files.h"
 #include "grading/build_tree.h"
 #include "manifest/manifest.h"
 #include "results/results.h"
@@ -12,6 +13,8 @@
 #include <vector>
 
 namespace cdplab::cli {
+
+using files::read_text;
 
 /// Exit statuses of cdplab (documented in the README).
 enum ExitCode : int {
@@ -49,8 +52,5 @@ int exit_code_for(const grading::GradeReport& report);
 
 /// Prints progress lines to stderr ("child-grids: compiling").
 void print_progress(const manifest::Exercise& exercise, const std::string& stage);
-
-/// Reads a whole file; empty when it cannot be read.
-std::string read_text(const std::filesystem::path& path);
 
 }  // namespace cdplab::cli

@@ -10,21 +10,12 @@
 #include <vector>
 
 #include "rules/launch_graph.h"
+#include "rules_fixtures.h"
 
 using namespace cdplab::rules;
 
 namespace {
 
-std::string fixture_ptx(const std::string& stem) {
-  const std::string path = std::string(CDPLAB_TEST_BINARY_DIR) + "/fixtures/rules/" + stem + ".ptx";
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "missing fixture PTX " << path << " (built by cdplab_rules_fixtures)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-LaunchGraph fixture(const std::string& stem) { return analyze_ptx(fixture_ptx(stem)); }
 
 const Kernel& kernel(const LaunchGraph& graph, const std::string& name) {
   const Kernel* found = graph.find(name);

@@ -8,19 +8,11 @@
 #include <string>
 
 #include "rules/rule.h"
+#include "rules_fixtures.h"
 
 using namespace cdplab::rules;
 
 namespace {
-
-LaunchGraph fixture(const std::string& stem) {
-  const std::string path = std::string(CDPLAB_TEST_BINARY_DIR) + "/fixtures/rules/" + stem + ".ptx";
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "missing fixture PTX " << path << " (built by cdplab_rules_fixtures)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return analyze_ptx(text.str());
-}
 
 RuleSpec rule_from(const std::string& toml_text) { return parse_rule(toml::parse(toml_text)); }
 

@@ -1,5 +1,7 @@
 #include "grading/grade.h"
 
+#include "files/files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -15,13 +17,6 @@ namespace cdplab::grading {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 /// Every manifest item of the exercise, failed with the same reason (nothing could be judged).
 void fail_all(ExerciseResult& result, const manifest::Exercise& exercise, const std::string& reason,
@@ -193,7 +188,7 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
   }
 
   report("rules");
-  for (auto& item : evaluate_rules(exercise, read_text(entry->ptx))) result.items.push_back(item);
+  for (auto& item : evaluate_rules(exercise, files::read_text(entry->ptx))) result.items.push_back(item);
 
   if (exercise.checks.empty()) return result;
   report("building");

@@ -1,5 +1,7 @@
 #include "starters/starters.h"
 
+#include "files/files.h"
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -19,13 +21,6 @@ bool is_marker(const std::string& line, const char* marker) {
   std::string rest = trim_left(line);
   while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t' || rest.back() == '\r')) rest.pop_back();
   return rest == marker;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 /// The first line where two texts differ (1-based).
@@ -87,11 +82,11 @@ std::vector<Pair> compare_all(const fs::path& project_root) {
     pair.solution = entry.path();
     pair.starter = project_root / "chapters" / fs::relative(entry.path(), solutions);
     try {
-      const std::string expected = generate(read_file(pair.solution), fs::relative(pair.solution, project_root).string());
+      const std::string expected = generate(files::read_text(pair.solution), fs::relative(pair.solution, project_root).string());
       if (!fs::exists(pair.starter)) {
         pair.problem = "missing";
       } else {
-        const std::string found = read_file(pair.starter);
+        const std::string found = files::read_text(pair.starter);
         if (found == expected) pair.up_to_date = true;
         else pair.problem = "differs from the generated starter at line " + std::to_string(first_difference(found, expected));
       }
@@ -108,7 +103,7 @@ std::vector<fs::path> write_all(const fs::path& project_root) {
   std::vector<fs::path> written;
   for (const auto& pair : compare_all(project_root)) {
     if (pair.up_to_date) continue;
-    const std::string text = generate(read_file(pair.solution), pair.solution.string());  // throws on markers
+    const std::string text = generate(files::read_text(pair.solution), pair.solution.string());  // throws on markers
     fs::create_directories(pair.starter.parent_path());
     std::ofstream(pair.starter, std::ios::binary) << text;
     written.push_back(pair.starter);
