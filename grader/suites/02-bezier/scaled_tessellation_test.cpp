@@ -1,0 +1,191 @@
+// Checks of exercise scaled-tessellation: tessellate_scaled and free_scaled_vertices, and their
+// kernels scaled_parent, scaled_child and scaled_free_kernel.
+//
+// Each check runs in a process of its own, so each starts with the default limits (a pending
+// launch pool of 2048, a device heap of 8 MiB) and tessellate_scaled can still raise both.
+#include "harness.h"
+
+#include "02-bezier.h"
+#include "cdplab/bezier.h"
+#include "cdplab/check.h"
+#include "cdplab/device_array.h"
+#include "cdplab/random.h"
+#include "support/bezier_support.h"
+
+#include <cstddef>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace oracle = cdplab::oracle::bezier;
+namespace support = cdplab::support::bezier;
+using cdplab::DeviceArray;
+using cdplab::bezier::ChildStream;
+using cdplab::bezier::Line;
+using cdplab::bezier::LineVertices;
+using cdplab::bezier::Point;
+using cdplab::bezier::Tessellation;
+
+/// More lines than the default pending launch pool (2048) holds children.
+constexpr int kLines = 10000;
+
+std::string mib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+const char* stream_name(ChildStream stream) {
+  return stream == ChildStream::named ? "named streams" : "cudaStreamFireAndForget";
+}
+
+/// Why lines of this exercise may stay empty, with the limits the device has now.
+std::string limits_advice(int n, const Tessellation& t) {
+  const std::size_t pool = support::pending_launch_limit();
+  const std::size_t heap = support::heap_limit();
+  const std::size_t worst = static_cast<std::size_t>(n) * static_cast<std::size_t>(t.max_vertices) * sizeof(Point);
+  std::string advice;
+  if (pool < static_cast<std::size_t>(n)) {
+    advice += "The pending launch pool holds " + std::to_string(pool) + " launches for " + std::to_string(n) +
+              " lines (2048 unless the host raises it). Every child is a pending launch until it finishes, and "
+              "CDP2 does not queue launches beyond the pool: they fail with cudaErrorLaunchPendingCountExceeded "
+              "(69) and those children never run. Raise cudaLimitDevRuntimePendingLaunchCount to at least one "
+              "launch per line, from the host, before the parent launch. ";
+  }
+  if (heap < worst) {
+    advice += "The device heap holds " + mib(heap) + " (8 MiB unless the host raises it) and these lines may "
+              "need up to " + mib(worst) + " (n * t.max_vertices * sizeof(Point)) plus the allocator's "
+              "overhead: once it is full, device-side cudaMalloc fails. Raise cudaLimitMallocHeapSize, sized "
+              "from the workload, before the first kernel that uses the heap runs. ";
+  } else if (heap < 2 * worst) {
+    advice += "The device heap holds " + mib(heap) + " and these lines may need up to " + mib(worst) +
+              " before the allocator's overhead (its bookkeeping and rounding per allocation): a heap with "
+              "little margin fills up before every line has its buffer. Size it with the margin the constants "
+              "in scaled_tessellation.cu describe. ";
+  }
+  if (advice.empty()) {
+    advice = "Both limits are large enough (pool " + std::to_string(pool) + ", heap " + mib(heap) +
+             "): check that scaled_parent stores count 0 and nullptr only when its cudaMalloc fails, and that "
+             "it checks every launch with CDPLAB_CHECK_LAUNCH().";
+  }
+  return advice;
+}
+
+/// Lines in global memory and the records tessellate_scaled fills in.
+struct Workload {
+  std::vector<Line> host;
+  DeviceArray<Line> lines;
+  DeviceArray<LineVertices> out;
+  int n;
+
+  explicit Workload(std::vector<Line> input)
+      : host(std::move(input)), lines(host), out(host.size()), n(static_cast<int>(host.size())) {}
+
+  /// Reads every line back from the device heap and judges it.
+  cdplab::oracle::Verdict judge(const Tessellation& t) {
+    const auto records = out.download();
+    const auto gathered = support::gather_vertices(out.data(), n, t.max_vertices);
+    const oracle::EmptyAdvice empty{"its child never ran or its cudaMalloc failed", limits_advice(n, t)};
+    return oracle::judge_lines(host, t, oracle::found_from_records(records, gathered), empty);
+  }
+
+  /// Runs tessellate_scaled and judges the lines. A failed device-side launch is reported with
+  /// what it means at this scale, and with what became of the lines.
+  cdplab::oracle::Verdict tessellate_and_judge(ChildStream stream, const Tessellation& t) {
+    const std::string call =
+        "tessellate_scaled(" + std::to_string(n) + " lines, " + stream_name(stream) + "): ";
+    try {
+      cdplab::bezier::tessellate_scaled(lines.data(), out.data(), n, stream, t);
+    } catch (const cdplab::DeviceLaunchError& error) {
+      std::string message = call + error.what();
+      if (error.code() == cudaErrorLaunchPendingCountExceeded) message += ". " + limits_advice(n, t);
+      const auto lines_verdict = judge(t);  // the launch failed; the memory is intact
+      if (!lines_verdict.ok) message += " What became of the lines: " + lines_verdict.message;
+      return cdplab::oracle::fail(message);
+    }
+    auto verdict = judge(t);
+    if (!verdict.ok) verdict.message = call + verdict.message;
+    return verdict;
+  }
+};
+
+void expect_scaled(std::vector<Line> lines, ChildStream stream, const Tessellation& t) {
+  Workload work(std::move(lines));
+  const auto verdict = work.tessellate_and_judge(stream, t);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+}  // namespace
+
+GPU_CHECK("ten thousand lines named streams") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_scaled(oracle::lines_with_curvatures(rng, kLines, 0.0, 2.5), ChildStream::named, Tessellation{});
+}
+
+GPU_CHECK("ten thousand lines fire and forget") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_scaled(oracle::lines_with_curvatures(rng, kLines, 0.0, 2.5), ChildStream::fire_and_forget, Tessellation{});
+}
+
+GPU_CHECK("heap sized from the workload") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Up to 1024 vertices per line: the lines need several times the default 8 MiB heap.
+  const Tessellation t{256.0f, 4, 1024};
+  auto lines = oracle::lines_with_curvatures(rng, kLines, 1.0, 5.0);
+  REQUIRE(oracle::total_vertices(lines, t) * sizeof(Point) > (std::size_t{32} << 20));
+  expect_scaled(std::move(lines), ChildStream::fire_and_forget, t);
+}
+
+GPU_CHECK("scaled buffers are freed") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Every line needs 256 vertices (2 KiB). The first round raises the heap to what
+  // tessellate_scaled thinks the workload needs; the rounds then repeat until buffers that were
+  // never freed would have filled that heap, and then some. Rounds alternate the two streams.
+  const Tessellation t{64.0f, 4, 256};
+  Workload work(oracle::lines_with_curvatures(rng, kLines, 4.5, 6.0));
+  for (const Line& line : work.host) REQUIRE(oracle::acceptable_counts(line, t).low == t.max_vertices);
+  const std::size_t per_round = work.host.size() * static_cast<std::size_t>(t.max_vertices) * sizeof(Point);
+  constexpr std::size_t kMaxRounds = 64;
+
+  std::size_t rounds = 1;  // known after the first round has raised the heap
+  for (std::size_t round = 1; round <= rounds; ++round) {
+    const ChildStream stream = round % 2 == 1 ? ChildStream::named : ChildStream::fire_and_forget;
+    std::string where = "round " + std::to_string(round);
+    if (round > 1) where += " of " + std::to_string(rounds) + " (heap " + mib(support::heap_limit()) + ", each round allocates " + mib(per_round) + ")";
+    cdplab::oracle::Verdict verdict;
+    try {
+      verdict = work.tessellate_and_judge(stream, t);
+    } catch (const cdplab::NotImplemented&) {
+      throw;
+    } catch (const std::exception& error) {
+      FAIL(where << ": " << error.what()
+                 << ". If earlier rounds passed, the heap filled up with buffers that were never freed and a "
+                    "child was handed a null pointer: check the result of cudaMalloc in scaled_parent");
+    }
+    if (!verdict.ok) {
+      FAIL(where << ": " << verdict.message
+                 << (round > 1 ? ". The first round fitted in the heap; if a later one does not, the buffers of "
+                                 "the earlier rounds are still allocated: scaled_free_kernel must cudaFree every "
+                                 "line's buffer"
+                               : ""));
+    }
+    cdplab::bezier::free_scaled_vertices(work.out.data(), work.n);
+    const auto freed = oracle::judge_freed(work.out.download(), "free_scaled_vertices");
+    REQUIRE_MESSAGE(freed.ok, where << ": " << freed.message);
+
+    if (round == 1) {
+      // Enough rounds that leaked buffers would need more than the whole heap.
+      const std::size_t heap = support::heap_limit();
+      rounds = heap / per_round + 2;
+      REQUIRE_MESSAGE(rounds <= kMaxRounds,
+                      "the device heap is " << mib(heap) << " for lines that need " << mib(per_round)
+                                            << " (plus the allocator's overhead): size cudaLimitMallocHeapSize "
+                                               "from the workload, not as a fixed large amount, so that a "
+                                               "leak shows within "
+                                            << kMaxRounds << " rounds");
+    }
+  }
+}
