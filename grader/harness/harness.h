@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <string>
 
 /// A graded check that needs a GPU. Use like TEST_CASE: GPU_CHECK("name") { ... }
 #define GPU_CHECK(name) TEST_CASE(name * doctest::test_suite("gpu"))
@@ -23,6 +24,10 @@ constexpr std::uint64_t kPracticeSeed = 20260101;
 
 /// The seed of this run: CDPLAB_SEED when set (the grader passes a fresh one), else kPracticeSeed.
 std::uint64_t run_seed();
+
+/// Advice added to the feedback if the running check hangs and is stopped: what a hang most
+/// likely means for this check (call it before the exercise's entry point).
+void advise_on_hang(const std::string& advice);
 
 /// A generator for the running check: depends on the run's seed and the check's name, so a
 /// check sees the same input whatever other checks ran before it.

@@ -71,6 +71,11 @@ class Watchdog {
   void disarm() {
     std::lock_guard<std::mutex> lock(mutex_);
     armed_ = false;
+    advice_.clear();
+  }
+  void advise(const std::string& advice) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    advice_ = advice;
   }
   ~Watchdog() {
     {
@@ -96,6 +101,7 @@ class Watchdog {
                << " s without finishing: a kernel that never ends (a loop whose condition never "
                   "changes, threads waiting at a __syncthreads() others never reach, a parent "
                   "spinning on a flag its child sets) hangs the GPU";
+        if (!advice_.empty()) reason << ". " << advice_;
         json record = base_record("stopped", check_);
         record["reason"] = reason.str();
         write_line(record);
@@ -108,6 +114,7 @@ class Watchdog {
   std::condition_variable wake_;
   std::thread thread_;
   std::string check_;
+  std::string advice_;  // what the running check knows about its likely hangs
   Clock::time_point deadline_{};
   bool armed_ = false;
   bool quit_ = false;
@@ -247,6 +254,8 @@ void ResultsLog::open(const std::string& suite, std::uint64_t seed, const std::s
   }
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, on_crash);
 }
+
+void ResultsLog::advise_on_hang(const std::string& advice) { watchdog().advise(advice); }
 
 void ResultsLog::close() {
   if (state().fd >= 0) ::close(state().fd);

@@ -27,6 +27,8 @@ class ResultsLog {
   static void open(const std::string& suite, std::uint64_t seed, const std::string& device,
                    const std::string& skip_reason, CaseSelected selected);
   static void close();
+  /// Adds advice to the "stopped" reason if the running check overruns its time limit.
+  static void advise_on_hang(const std::string& advice);
   /// Checks that ran (passed or failed) and checks skipped in this process.
   static int ran_count();
   static int skipped_count();

@@ -20,6 +20,8 @@ std::uint64_t run_seed() {
   return std::strtoull(text, nullptr, 10);
 }
 
+void advise_on_hang(const std::string& advice) { ResultsLog::advise_on_hang(advice); }
+
 Random check_rng() {
   const auto* options = doctest::getContextOptions();
   const char* name = options != nullptr && options->currentTest != nullptr

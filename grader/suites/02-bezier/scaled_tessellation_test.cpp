@@ -97,6 +97,13 @@ struct Workload {
   cdplab::oracle::Verdict tessellate_and_judge(ChildStream stream, const Tessellation& t) {
     const std::string call =
         "tessellate_scaled(" + std::to_string(n) + " lines, " + stream_name(stream) + "): ";
+    // Measured on an H100 (CUDA 13): with named streams, launches past the pending launch pool
+    // did not fail with error 69 but stalled the GPU until the check was stopped.
+    cdplab::harness::advise_on_hang(
+        "Here a hang most likely means the pending launch pool is too small for " + std::to_string(n) +
+        " child launches: with named streams, launches past the pool can stall the GPU instead of failing "
+        "with cudaErrorLaunchPendingCountExceeded. Raise cudaLimitDevRuntimePendingLaunchCount from the host "
+        "before the parent launch (at least one pending launch per line)");
     try {
       cdplab::bezier::tessellate_scaled(lines.data(), out.data(), n, stream, t);
     } catch (const cdplab::DeviceLaunchError& error) {
