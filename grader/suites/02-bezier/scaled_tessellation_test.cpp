@@ -98,7 +98,7 @@ struct Workload {
     const std::string call =
         "tessellate_scaled(" + std::to_string(n) + " lines, " + stream_name(stream) + "): ";
     // Measured on an H100 (CUDA 13): with named streams, launches past the pending launch pool
-    // did not fail with error 69 but stalled the GPU until the check was stopped.
+    // sometimes fail with error 69 and sometimes stall the GPU until the check is stopped.
     cdplab::harness::advise_on_hang(
         "Here a hang most likely means the pending launch pool is too small for " + std::to_string(n) +
         " child launches: with named streams, launches past the pool can stall the GPU instead of failing "
@@ -174,10 +174,11 @@ GPU_CHECK("scaled buffers are freed") {
     }
     if (!verdict.ok) {
       FAIL(where << ": " << verdict.message
-                 << (round > 1 ? ". The first round fitted in the heap; if a later one does not, the buffers of "
-                                 "the earlier rounds are still allocated: scaled_free_kernel must cudaFree every "
-                                 "line's buffer"
-                               : ""));
+                 // A std::string: doctest prints a bare const char* as an address.
+                 << std::string(round > 1 ? ". The first round fitted in the heap; if a later one does not, the "
+                                            "buffers of the earlier rounds are still allocated: scaled_free_kernel "
+                                            "must cudaFree every line's buffer"
+                                          : ""));
     }
     cdplab::bezier::free_scaled_vertices(work.out.data(), work.n);
     const auto freed = oracle::judge_freed(work.out.download(), "free_scaled_vertices");
