@@ -1,0 +1,120 @@
+// Scoring: how the suites' logged events become graded items and points, and how build
+// failures are explained. The end-to-end runs are in cli_test.cpp.
+#include "grading/grade.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace cdplab::grading;
+
+namespace {
+
+cdplab::manifest::Exercise exercise_with_checks() {
+  cdplab::manifest::Exercise e;
+  e.chapter = "09-sample";
+  e.id = "sample";
+  e.file = "sample.cu";
+  e.stem = "sample";
+  e.checks = {{"passes", 2}, {"fails", 3}, {"skips", 1}, {"hangs", 1}, {"crashes silently", 1}, {"never runs", 1}};
+  return e;
+}
+
+CheckEvent event(const std::string& kind, const std::string& check) {
+  CheckEvent e;
+  e.event = kind;
+  e.check = check;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("grading turns suite events into items and points") {
+  std::vector<CheckEvent> events;
+  events.push_back(event("start", "passes"));
+  auto passed = event("end", "passes");
+  passed.status = "passed";
+  passed.seconds = 0.25;
+  events.push_back(passed);
+  events.push_back(event("start", "fails"));
+  auto failed = event("end", "fails");
+  failed.status = "failed";
+  failed.failures = {"expected 3, found 4", "second message"};
+  events.push_back(failed);
+  auto skipped = event("skipped", "skips");
+  skipped.reason = "no usable CUDA GPU";
+  events.push_back(skipped);
+  events.push_back(event("start", "hangs"));
+  auto stopped = event("stopped", "hangs");
+  stopped.reason = "stopped after 30 s";
+  events.push_back(stopped);
+  events.push_back(event("start", "crashes silently"));
+
+  const auto items = check_items(exercise_with_checks(), events, "line 1\nctest said this\n");
+  REQUIRE(items.size() == 6);
+  CHECK(items[0].outcome == Outcome::passed);
+  CHECK(items[0].points == 2);
+  CHECK(items[0].seconds == doctest::Approx(0.25));
+  CHECK(items[1].outcome == Outcome::failed);
+  CHECK(items[1].points == 0);
+  CHECK(items[1].max_points == 3);
+  CHECK(items[1].feedback == "expected 3, found 4\nsecond message");
+  CHECK(items[2].outcome == Outcome::skipped);
+  CHECK(items[2].points == 0);
+  CHECK(items[2].feedback == "no usable CUDA GPU");
+  CHECK(items[3].outcome == Outcome::failed);
+  CHECK(items[3].feedback == "stopped after 30 s");
+  CHECK(items[4].outcome == Outcome::failed);
+  CHECK(items[4].feedback.find("never finished") != std::string::npos);
+  CHECK(items[5].outcome == Outcome::failed);
+  CHECK(items[5].feedback.find("ctest said this") != std::string::npos);
+
+  ExerciseResult result;
+  result.items = items;
+  CHECK(result.points() == 2);
+  CHECK(result.max_points() == 9);
+  CHECK_FALSE(result.all_passed());
+}
+
+TEST_CASE("grading reads the results log and skips broken lines") {
+  const auto file = std::filesystem::path(CDPLAB_TEST_BINARY_DIR) / "grading-events.jsonl";
+  std::ofstream(file) << R"({"event":"start","suite":"s","check":"a","seed":1,"device":"GPU"})" "\n"
+                      << "not json at all\n"
+                      << R"({"event":"end","suite":"s","check":"a","status":"failed","seconds":1.5,"failures":["x"]})" "\n";
+  const auto events = read_check_events(file.string());
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].device == "GPU");
+  CHECK(events[1].status == "failed");
+  CHECK(events[1].failures == std::vector<std::string>{"x"});
+  CHECK(read_check_events((file.string() + ".missing")).empty());
+}
+
+TEST_CASE("grading explains build failures in CDP2 terms") {
+  const std::string ninja =
+      "[1/2] Building CUDA object x.o\n"
+      "FAILED: x.o\n"
+      "/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -rdc=true -c x.cu\n"
+      "x.cu(2): error: calling a __host__ function(\"cudaDeviceSynchronize\") from a __global__ function(\"parent\") is not allowed\n"
+      "ninja: build stopped: subcommand failed.\n";
+  const auto text = explain_build_failure(ninja);
+  CHECK(text.find("x.cu(2): error") != std::string::npos);
+  CHECK(text.find("nvcc -forward") == std::string::npos);  // the command line is noise
+  CHECK(text.find("cudaStreamTailLaunch") != std::string::npos);
+  CHECK(explain_build_failure("undefined reference to `f()'").find("entry points") != std::string::npos);
+}
+
+TEST_CASE("grading fails every rule when the PTX cannot be read") {
+  auto e = exercise_with_checks();
+  cdplab::rules::RuleSpec rule;
+  rule.kind = "recursion";
+  rule.kernel = "k";
+  rule.points = 2;
+  e.rules = {rule};
+  const auto items = evaluate_rules(e, "this is not PTX");
+  REQUIRE(items.size() == 1);
+  CHECK(items[0].kind == ItemKind::rule);
+  CHECK(items[0].outcome == Outcome::failed);
+  CHECK(items[0].max_points == 2);
+  CHECK(items[0].feedback.find("could not read the PTX") != std::string::npos);
+}
