@@ -69,8 +69,8 @@ const cdplab::grading::ExerciseResult& exercise(const GradeReport& report, const
 
 }  // namespace
 
-TEST_CASE("grade the solutions of chapter 01") {
-  const auto report = grade(kRoot / "solutions", "solutions", {"01-fundamentals"}, 0);
+TEST_CASE("grade the solutions") {
+  const auto report = grade(kRoot / "solutions", "solutions", {}, 0);
   REQUIRE(report.exercises.size() >= 4);
   CHECK(report.max_points() > 0);
   for (const auto& e : report.exercises) {
@@ -90,8 +90,8 @@ TEST_CASE("grade the solutions of chapter 01") {
   else CHECK_FALSE(report.gpu_problem.empty());
 }
 
-TEST_CASE("grade the starters of chapter 01") {
-  const auto report = grade(kRoot / "chapters", "starters", {"01-fundamentals"}, 1);
+TEST_CASE("grade the starters") {
+  const auto report = grade(kRoot / "chapters", "starters", {}, 1);
   CHECK(report.points() == 0);
   for (const auto& e : report.exercises) {
     INFO(e.file, ": ", e.problem, "\n", e.build_log);
