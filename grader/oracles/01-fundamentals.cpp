@@ -73,6 +73,7 @@ Verdict judge_expansion(const std::vector<unsigned>& offsets, const std::vector<
   const std::size_t begin = offsets[item];
   const std::size_t end = offsets[item + 1];
   std::ostringstream out;
+  out.precision(9);  // enough digits that values outside the tolerance never print alike
   out << "out[" << first << "], element " << first - begin << " of item " << item << " (range [" << begin << ", "
       << end << "), " << end - begin << " elements): expected values[" << first << "] * 2 + " << item << " = "
       << expected[first] << ", found " << found[first];

@@ -25,7 +25,8 @@ using cdplab::bezier::Tessellation;
 // ----- inputs --------------------------------------------------------------------------
 
 /// A line whose curvature (as cdplab::bezier::curvature defines it) is `bend`: p0 and p2 lie
-/// a random chord length in [20, 60] apart, in a random direction inside [-100, 100]^2, and
+/// a random chord length in [20, 60] apart, in a random direction from a p0 inside [-100, 100]^2
+/// (p1 and p2 may lie outside that square), and
 /// p1 lies `bend` chord lengths off the chord, on either side, somewhere along it.
 Line line_with_curvature(Random& rng, double bend);
 

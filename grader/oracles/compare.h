@@ -43,6 +43,7 @@ Verdict compare_arrays(const std::vector<T>& found, const std::vector<T>& expect
   }
   if (mismatches == 0) return pass();
   std::ostringstream out;
+  out.precision(9);  // enough digits that two floats outside the tolerance never print alike
   out << what << "[" << first << "]: expected " << expected[first] << ", found " << found[first];
   if (mismatches > 1) out << " (" << mismatches << " of " << found.size() << " elements differ)";
   return fail(out.str());
