@@ -64,7 +64,9 @@ struct Quadtree {
 /// Exercise (quadtree_build.cu): builds the tree of the points (x[i], y[i]) inside `bounds`
 /// on the GPU, one block per node, each node launching its four children from device code.
 /// Raises the pending launch pool from the host when the tree may need more pending launches
-/// than the default holds. Throws cdplab::DeviceLaunchError when a device-side launch failed.
+/// than the default holds. Throws cdplab::DeviceLaunchError when a device-side launch failed,
+/// and std::invalid_argument when x and y differ in length, a point lies outside `bounds`, or
+/// params.max_depth is beyond what the exercise supports (see the exercise file).
 Quadtree build_quadtree(const std::vector<float>& x, const std::vector<float>& y, const Box& bounds,
                         const QuadtreeParams& params);
 
