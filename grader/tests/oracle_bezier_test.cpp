@@ -2,6 +2,7 @@
 // asked for, judge_lines accepts an exact host tessellation and the one count a GPU may round
 // to near an integer, and rejects wrong counts, moved vertices and empty lines with messages
 // that name the line; judge_freed checks the records after a free.
+#include "verdict_checks.h"
 #include <doctest/doctest.h>
 
 #include "02-bezier.h"
@@ -26,19 +27,6 @@ using cdplab::bezier::Tessellation;
 using cdplab::oracle::Verdict;
 using oracle::FoundLine;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-void expect_pass(const Verdict& verdict) { CHECK_MESSAGE(verdict.ok, verdict.message); }
-
-/// The verdict fails, and its message holds every one of `parts`.
-void expect_failure(const Verdict& verdict, std::initializer_list<std::string> parts) {
-  INFO("message: " << verdict.message);
-  CHECK_FALSE(verdict.ok);
-  for (const std::string& part : parts) {
-    INFO("missing from the message: " << part);
-    CHECK(contains(verdict.message, part));
-  }
-}
 
 const oracle::EmptyAdvice kEmpty{"no vertices were written", "Check the child launch"};
 

@@ -1,6 +1,7 @@
 // The CPU oracles of chapter 01 (fundamentals): each judge accepts the exact result, computed
 // here by hand or by a loop of this file, and rejects a wrong one with a message that names the
 // place, what was expected and what was found.
+#include "verdict_checks.h"
 #include <doctest/doctest.h>
 
 #include "01-fundamentals.h"
@@ -20,19 +21,6 @@ using cdplab::fundamentals::PipelineStages;
 using cdplab::fundamentals::ReductionResult;
 using cdplab::oracle::Verdict;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-void expect_pass(const Verdict& verdict) { CHECK_MESSAGE(verdict.ok, verdict.message); }
-
-/// The verdict fails, and its message holds every one of `parts`.
-void expect_failure(const Verdict& verdict, std::initializer_list<std::string> parts) {
-  INFO("message: " << verdict.message);
-  CHECK_FALSE(verdict.ok);
-  for (const std::string& part : parts) {
-    INFO("missing from the message: " << part);
-    CHECK(contains(verdict.message, part));
-  }
-}
 
 // ----- child-grids ---------------------------------------------------------------------
 

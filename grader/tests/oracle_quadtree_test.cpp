@@ -1,6 +1,7 @@
 // The CPU oracles of chapter 03 (quadtree): the reference builder's trees pass the validator, a
 // tree reordered in another valid way passes too, and every kind of broken tree is rejected with
 // a message that names the problem.
+#include "verdict_checks.h"
 #include <doctest/doctest.h>
 
 #include "03-quadtree.h"
@@ -26,19 +27,6 @@ using cdplab::quadtree::QuadtreeParams;
 const Box kBounds{0.0f, 0.0f, 1.0f, 1.0f};
 const QuadtreeParams kParams{5, 8};
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-void expect_pass(const Verdict& verdict) { CHECK_MESSAGE(verdict.ok, verdict.message); }
-
-/// The verdict fails, and its message holds every one of `parts`.
-void expect_failure(const Verdict& verdict, std::initializer_list<std::string> parts) {
-  INFO("message: " << verdict.message);
-  CHECK_FALSE(verdict.ok);
-  for (const std::string& part : parts) {
-    INFO("missing from the message: " << part);
-    CHECK(contains(verdict.message, part));
-  }
-}
 
 /// A seeded input and its reference tree.
 struct Case {
