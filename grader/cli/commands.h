@@ -30,5 +30,8 @@ int run_rules(Context& ctx, const std::string& file, bool dot, const std::string
 /// Builds and runs a chapter's program: kind "drivers" (`cdplab run`) or "benches" (`cdplab bench`).
 int run_program(Context& ctx, const std::string& kind, const std::string& chapter, const std::vector<std::string>& args);
 int run_starters(Context& ctx, bool write);
+/// Builds the CDP probe in this cdplab's build tree and runs it with `args` (`cdplab probe`):
+/// it prints the CDP2 facts measured on the GPU present. Replaces this process on success.
+int run_probe(Context& ctx, const std::vector<std::string>& args);
 
 }  // namespace cdplab::cli

@@ -60,6 +60,11 @@ int main(int argc, char** argv) {
   bench->add_option("chapter", name, "a chapter, e.g. 02-bezier")->required();
   bench->add_option("args", program_args, "arguments for the benchmark");
 
+  auto* probe = app.add_subcommand("probe", "build and run the CDP probe: the CDP2 limits and launch costs of this GPU");
+  std::string probe_timeout;
+  probe->add_option("--timeout", probe_timeout, "seconds each measurement may run before it counts as stalled (default 10)")
+      ->check(CLI::Range(0.1, 3600.0));
+
   bool write = false;
   auto* starters = app.add_subcommand("starters", "check (or --write) the starters in chapters/ against solutions/");
   starters->add_flag("--write", write, "regenerate the starters that differ");
@@ -82,6 +87,10 @@ int main(int argc, char** argv) {
     if (*run) return run_program(ctx, "drivers", name, program_args);
     if (*bench) return run_program(ctx, "benches", name, program_args);
     if (*starters) return run_starters(ctx, write);
+    if (*probe) {
+      if (!probe_timeout.empty()) program_args = {"--timeout", probe_timeout};
+      return run_probe(ctx, program_args);
+    }
   } catch (const UsageError& error) {
     std::cerr << "cdplab: " << error.what() << "\n";
     return kUsageError;

@@ -72,6 +72,12 @@ std::string explain_cuda_error(cudaError_t code) {
       out << ". A kernel read or wrote memory it does not own: check indices against sizes, and "
              "never hand a child a pointer to the parent's local or __shared__ memory.";
       break;
+    case cudaErrorInvalidAddressSpace:
+      out << ". A kernel used a pointer to another grid's __shared__ or local memory: a child was "
+             "most likely handed an address of its parent's __shared__ memory or local variables. "
+             "Those are private to the parent's block and thread; stage the values in global memory "
+             "and hand the child that address.";
+      break;
     case cudaErrorMemoryAllocation:
       out << ". Device-side cudaMalloc draws on the device heap (cudaLimitMallocHeapSize): "
              "size it from the host before the first launch, and free in device code.";

@@ -1,0 +1,48 @@
+// Checks of exercise constant-params: evaluate_polynomial and its kernels polynomial_parent,
+// horner_segment and fill_segment, with the coefficients in __constant__ memory.
+#include "harness.h"
+
+#include "04-memory-visibility.h"
+#include "cdplab/random.h"
+#include "cdplab/visibility.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace {
+
+namespace oracle = cdplab::oracle::visibility;
+
+/// Evaluates a polynomial of `count` random coefficients at `n` random points and judges it.
+void expect_polynomial(cdplab::Random& rng, std::size_t n, std::size_t count) {
+  const auto x = cdplab::uniform_floats(rng, n, -1.5f, 1.5f);
+  const auto coefficients = cdplab::uniform_floats(rng, count, -2.0f, 2.0f);
+  const auto found = cdplab::visibility::evaluate_polynomial(x, coefficients);
+  const auto verdict = oracle::judge_polynomial(x, coefficients, found);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+}  // namespace
+
+GPU_CHECK("cubic") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_polynomial(rng, 10000, 4);
+}
+
+GPU_CHECK("constant polynomial") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_polynomial(rng, 10000, 1);
+}
+
+GPU_CHECK("sixteen coefficients") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_polynomial(rng, 10000, cdplab::visibility::kMaxCoefficients);
+}
+
+GPU_CHECK("many segments") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Over 2000 segments: more children pending at once than the default launch pool holds.
+  expect_polynomial(rng, (std::size_t{1} << 23) + 999, 5);
+  // A second polynomial in the same process: the host rewrites the constants between launches.
+  expect_polynomial(rng, 4097, 3);
+}

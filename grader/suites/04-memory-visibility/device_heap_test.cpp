@@ -1,0 +1,65 @@
+// Checks of exercise device-heap: heap_scratch_sums and its kernels heap_sums_kernel,
+// allocate_orphan and free_orphan.
+#include "harness.h"
+
+#include "04-memory-visibility.h"
+#include "cdplab/random.h"
+#include "cdplab/visibility.h"
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace oracle = cdplab::oracle::visibility;
+using cdplab::visibility::HeapRun;
+
+/// Runs heap_scratch_sums over `sizes` and judges the sums.
+HeapRun expect_sums(const std::vector<unsigned>& sizes) {
+  const HeapRun run = cdplab::visibility::heap_scratch_sums(sizes);
+  const auto verdict = oracle::judge_scratch_sums(sizes, run);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+  return run;
+}
+
+/// `count` sizes uniform in [lo, hi].
+std::vector<unsigned> random_sizes(cdplab::Random& rng, std::size_t count, unsigned lo, unsigned hi) {
+  std::vector<unsigned> sizes(count);
+  for (auto& s : sizes) s = static_cast<unsigned>(rng.integer(lo, hi));
+  return sizes;
+}
+
+}  // namespace
+
+GPU_CHECK("small buffers") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  auto sizes = random_sizes(rng, 2000, 1, 200);
+  sizes[7] = 0;  // an empty buffer: nothing to allocate, the sum is 0
+  expect_sums(sizes);
+}
+
+GPU_CHECK("large buffers") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // About 48 MiB of buffers in all: far more than the default 8 MiB device heap.
+  expect_sums(random_sizes(rng, 4096, 2048, 4096));
+}
+
+GPU_CHECK("repeated runs do not leak") {
+  // 16384 buffers of 256 bytes: the heap is sized for one run's worth. A run that does not
+  // free its buffers leaves the next run too little room.
+  const std::vector<unsigned> sizes(16384, 64);
+  for (int run = 1; run <= 4; ++run) {
+    INFO("run " << run << " of 4 with the same workload");
+    expect_sums(sizes);
+  }
+}
+
+GPU_CHECK("host cannot free device heap") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const HeapRun run = expect_sums(random_sizes(rng, 100, 1, 100));
+  CHECK_MESSAGE(run.host_free_error != cudaSuccess,
+                "the host's cudaFree of a device-heap pointer returned cudaSuccess; expected an error: memory "
+                "allocated by cudaMalloc in device code can only be freed in device code");
+}

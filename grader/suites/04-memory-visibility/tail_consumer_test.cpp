@@ -1,0 +1,43 @@
+// Checks of exercise tail-consumer: consume_after_child and its kernels produce_parent /
+// consume_segment, with the grader's delayed_child in between.
+#include "harness.h"
+
+#include "04-memory-visibility.h"
+#include "cdplab/random.h"
+#include "cdplab/visibility.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace {
+
+namespace oracle = cdplab::oracle::visibility;
+
+/// Runs consume_after_child on `n` random seeds with a child that waits `delay_ns`, and judges it.
+void expect_consumption(cdplab::Random& rng, std::size_t n, unsigned delay_ns) {
+  cdplab::harness::advise_on_hang(
+      "the grader's child waits only a few milliseconds: a hang means a kernel waits for another that cannot "
+      "finish before it (a parent never waits for its child in CDP2)");
+  std::vector<int> seed(n);
+  for (auto& s : seed) s = static_cast<int>(rng.integer(-100000, 100000));
+  const auto found = cdplab::visibility::consume_after_child(seed, delay_ns);
+  const auto verdict = oracle::judge_consumption(seed, delay_ns, found);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+}  // namespace
+
+GPU_CHECK("no delay") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_consumption(rng, 10007, 0);
+}
+
+GPU_CHECK("child takes 200 us") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_consumption(rng, 10007, 200000);
+}
+
+GPU_CHECK("child takes 2 ms") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_consumption(rng, 100003, 2000000);
+}
