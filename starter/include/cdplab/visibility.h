@@ -15,10 +15,10 @@
 namespace cdplab::visibility {
 
 /// Exercise a (private_pointers.cu), fix the bug: each block of the parent gathers its segment's
-/// sum in `__shared__` memory and the launching thread keeps its segment's scale in a local variable, then a child
-/// grid applies them. Handing the child those addresses is the bug; the fix stages the values in
-/// global memory. Returns out[i] = in[i] * (segment sum of i's block) + i's scale, as the
-/// exercise file documents.
+/// sum in `__shared__` memory and the launching thread keeps its segment's scale in a local
+/// variable, then a child grid applies them. Handing the child those addresses is the bug; the fix
+/// stages the values in global memory. Returns out[i] = in[i] * (segment sum of i's block) + i's
+/// scale, as the exercise file documents.
 std::vector<float> scale_by_segment_sums(const std::vector<float>& in);
 
 /// Exercise b (tail_consumer.cu): the parent writes `seed` values to global memory, launches
