@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <iostream>
 #include <fstream>
 #include <sstream>
 
@@ -57,6 +58,22 @@ int exit_code_for(const grading::GradeReport& report) {
   for (const auto& e : report.exercises)
     if (!e.all_passed()) return kSomeFailed;
   return kAllPassed;
+}
+
+int build_and_exec(const grading::BuildTree& tree, const std::string& target, const std::string& executable,
+                   const std::vector<std::string>& args, const std::string& what) {
+  const auto built = tree.build({target});
+  if (!built.ok()) {
+    std::cerr << built.output;
+    std::cerr << "cdplab: " << what << " does not build (see above)\n";
+    return kSomeFailed;
+  }
+  std::vector<char*> argv = {const_cast<char*>(executable.c_str())};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::cout.flush();
+  execv(executable.c_str(), argv.data());
+  throw UsageError("cannot start " + executable);
 }
 
 void print_progress(const manifest::Exercise& exercise, const std::string& stage) {

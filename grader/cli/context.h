@@ -50,6 +50,11 @@ const manifest::Exercise& find_exercise(const manifest::Workbook& book, const st
 /// The exit status a report earns.
 int exit_code_for(const grading::GradeReport& report);
 
+/// Builds `target` in `tree`, then replaces this process with `executable args...`. Returns
+/// kSomeFailed (after printing the build output) when the target does not build.
+int build_and_exec(const grading::BuildTree& tree, const std::string& target, const std::string& executable,
+                   const std::vector<std::string>& args, const std::string& what);
+
 /// Prints progress lines to stderr ("child-grids: compiling").
 void print_progress(const manifest::Exercise& exercise, const std::string& stage);
 

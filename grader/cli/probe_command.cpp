@@ -13,20 +13,8 @@ namespace cdplab::cli {
 
 int run_probe(Context& ctx, const std::vector<std::string>& args) {
   const grading::BuildTree tree(ctx.root, ctx.own_build, ctx.toolchain);
-  const auto built = tree.build({"cdplab_probe"});
-  if (!built.ok()) {
-    std::cerr << built.output;
-    std::cerr << "cdplab: the probe does not build (see above)\n";
-    return kSomeFailed;
-  }
-  const std::string& executable = build_config::kProbeExecutable;
-  std::cerr << "cdplab: running " << executable << "\n";
-  std::vector<char*> argv = {const_cast<char*>(executable.c_str())};
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::cout.flush();
-  execv(executable.c_str(), argv.data());
-  throw UsageError("cannot start " + executable);
+  std::cerr << "cdplab: running " << build_config::kProbeExecutable << "\n";
+  return build_and_exec(tree, "cdplab_probe", build_config::kProbeExecutable, args, "the probe");
 }
 
 }  // namespace cdplab::cli

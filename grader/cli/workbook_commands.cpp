@@ -131,19 +131,8 @@ int run_program(Context& ctx, const std::string& kind, const std::string& chapte
   const auto [executable, target] = tree.program(kind, chapter->id);
   if (target.empty())
     throw UsageError(chapter->id + " has no " + what + " in this build (it has none, or one of its exercise files is missing)");
-  const auto built = tree.build({target});
-  if (!built.ok()) {
-    std::cerr << built.output;
-    std::cerr << "cdplab: the " << what << " of " << chapter->id << " does not build (see above)\n";
-    return kSomeFailed;
-  }
   std::cerr << "cdplab: running the " << what << " of " << chapter->id << " on " << tree.exercise_dir() << "\n";
-  std::vector<char*> argv = {const_cast<char*>(executable.c_str())};
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::cout.flush();
-  execv(executable.c_str(), argv.data());
-  throw UsageError("cannot start " + executable);
+  return build_and_exec(tree, target, executable, args, "the " + what + " of " + chapter->id);
 }
 
 int run_starters(Context& ctx, bool write) {
