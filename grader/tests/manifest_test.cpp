@@ -105,6 +105,86 @@ id = "e"
 file = "e.cu"
 title = "E"
 )")).find("no [[exercise.check]]") != std::string::npos);
+  CHECK(load_error(write_manifest("09-quiz-with-check", R"(
+[chapter]
+id = "09-quiz-with-check"
+title = "x"
+[[exercise]]
+id = "q"
+file = "quiz.toml"
+title = "Q"
+[[exercise.check]]
+name = "c"
+)")).find("a quiz (a .toml file) has [[exercise.question]] items") != std::string::npos);
+  CHECK(load_error(write_manifest("09-question-bad-id", R"(
+[chapter]
+id = "09-question-bad-id"
+title = "x"
+[[exercise]]
+id = "q"
+file = "quiz.toml"
+title = "Q"
+[[exercise.question]]
+id = "two words"
+text = "?"
+answers = ["1"]
+)")).find("letters, digits") != std::string::npos);
+  CHECK(load_error(write_manifest("09-question-no-answer", R"(
+[chapter]
+id = "09-question-no-answer"
+title = "x"
+[[exercise]]
+id = "q"
+file = "quiz.toml"
+title = "Q"
+[[exercise.question]]
+id = "a"
+text = "?"
+)")).find("no accepted answer") != std::string::npos);
+  CHECK(load_error(write_manifest("09-question-in-code", R"(
+[chapter]
+id = "09-question-in-code"
+title = "x"
+[[exercise]]
+id = "e"
+file = "e.cu"
+title = "E"
+[[exercise.question]]
+id = "a"
+text = "?"
+answers = ["1"]
+)")).find("belong to a quiz") != std::string::npos);
+}
+
+TEST_CASE("manifest reads a quiz") {
+  const auto chapter = load_chapter(write_manifest("09-quiz", R"(
+[chapter]
+id = "09-quiz"
+title = "x"
+[[exercise]]
+id = "q"
+file = "quiz.toml"
+title = "Q"
+[[exercise.question]]
+id = "grids"
+text = "How many?"
+answers = ["4", "four"]
+hint = "count them"
+points = 2
+[[exercise.question]]
+id = "streams"
+text = "And streams?"
+answers = ["0"]
+)"));
+  REQUIRE(chapter.exercises.size() == 1);
+  const auto& quiz = chapter.exercises.front();
+  CHECK(quiz.is_quiz());
+  CHECK(quiz.stem == "quiz");
+  REQUIRE(quiz.questions.size() == 2);
+  CHECK(quiz.questions[0].answers == std::vector<std::string>{"4", "four"});
+  CHECK(quiz.questions[0].hint == "count them");
+  CHECK(quiz.questions[1].points == 1);
+  CHECK(quiz.max_points() == 3);
 }
 
 TEST_CASE("workbook manifests match the exercise files") {
@@ -116,7 +196,8 @@ TEST_CASE("workbook manifests match the exercise files") {
     INFO(e->path());
     CHECK(fs::exists(root / "solutions" / e->path()));
     CHECK(fs::exists(root / "chapters" / e->path()));
-    CHECK(fs::exists(root / "grader" / "suites" / e->chapter / (e->stem + "_test.cpp")));
+    // A quiz is graded from its answers file alone; every other exercise has a suite.
+    CHECK(fs::exists(root / "grader" / "suites" / e->chapter / (e->stem + "_test.cpp")) != e->is_quiz());
     CHECK_FALSE(e->hints.empty());
     CHECK_FALSE(e->course.empty());
     for (const auto& c : e->checks) CHECK_MESSAGE(std::regex_match(c.name, check_name), "check name: ", c.name);
@@ -151,5 +232,7 @@ TEST_CASE("workbook manifests name exactly the checks of each suite") {
     CHECK(suite_checks(entry.at("executable").get<std::string>()) == expected);
     ++compared;
   }
-  CHECK(compared == static_cast<int>(book.exercises().size()));
+  const auto all = book.exercises();
+  const auto programs = std::count_if(all.begin(), all.end(), [](const auto* e) { return !e->is_quiz(); });
+  CHECK(compared == static_cast<int>(programs));
 }

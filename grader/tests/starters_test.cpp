@@ -30,6 +30,17 @@ TEST_CASE("starter leaves out solution regions and keeps the rest") {
         "}\n");
 }
 
+TEST_CASE("starter markers in a TOML file are TOML comments") {
+  const std::string solution =
+      "[answers]\n"
+      "# BEGIN SOLUTION\n"
+      "grids = \"1024\"\n"
+      "# END SOLUTION\n"
+      "#| grids = \"\"\n"
+      "// BEGIN SOLUTION\n";
+  CHECK(generate(solution, "quiz.toml") == "[answers]\ngrids = \"\"\n// BEGIN SOLUTION\n");
+}
+
 TEST_CASE("starter markers must balance") {
   CHECK_THROWS_WITH_AS(generate("// BEGIN SOLUTION\nx\n", "a.cu"), "a.cu:1: BEGIN SOLUTION is never closed",
                        std::runtime_error);

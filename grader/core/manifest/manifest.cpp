@@ -1,6 +1,7 @@
 #include "manifest/manifest.h"
 
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 
 namespace cdplab::manifest {
@@ -44,14 +45,40 @@ const toml::array* table_array(const toml::table& table, const char* key, const 
   return array;
 }
 
+/// A question's id is a key of the student's quiz file: a bare TOML key.
+bool is_bare_key(const std::string& id) {
+  if (id.empty()) return false;
+  for (const char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+  return true;
+}
+
+QuestionSpec read_question(const toml::table& table, const fs::path& file, const std::string& where,
+                           const std::vector<QuestionSpec>& earlier) {
+  QuestionSpec q;
+  q.id = required_string(table, "id", file, where + " question");
+  const std::string at = where + ": question '" + q.id + "'";
+  if (!is_bare_key(q.id)) fail(file, at + ": an id is letters, digits, '-' and '_' only");
+  for (const auto& other : earlier)
+    if (other.id == q.id) fail(file, at + ": the id is used twice");
+  q.text = required_string(table, "text", file, at);
+  q.answers = string_list(table, "answers", file, at);
+  if (q.answers.empty()) fail(file, at + ": 'answers' lists no accepted answer");
+  q.hint = table["hint"].value<std::string>().value_or("");
+  q.points = table["points"].value<double>().value_or(1.0);
+  if (q.points < 0) fail(file, at + ": negative points");
+  return q;
+}
+
 Exercise read_exercise(const toml::table& table, const std::string& chapter, const fs::path& file) {
   Exercise e;
   e.chapter = chapter;
   e.id = required_string(table, "id", file, "exercise");
   const std::string where = "exercise '" + e.id + "'";
   e.file = required_string(table, "file", file, where);
-  if (fs::path(e.file).extension() != ".cu" || e.file.find('/') != std::string::npos)
-    fail(file, where + ": 'file' must be a .cu file name in the chapter folder");
+  const std::string extension = fs::path(e.file).extension().string();
+  if ((extension != ".cu" && extension != ".toml") || e.file.find('/') != std::string::npos || e.file == "chapter.toml")
+    fail(file, where + ": 'file' must be a .cu file name (or, for a quiz, a .toml file name) in the chapter folder");
   e.stem = fs::path(e.file).stem().string();
   e.title = required_string(table, "title", file, where);
   e.course = string_list(table, "course", file, where);
@@ -75,7 +102,17 @@ Exercise read_exercise(const toml::table& table, const std::string& chapter, con
       }
     }
   }
-  if (e.checks.empty() && e.rules.empty()) fail(file, where + ": no [[exercise.check]] and no [[exercise.rule]]");
+  if (const auto* questions = table_array(table, "question", file, "exercise")) {
+    for (const auto& node : *questions) e.questions.push_back(read_question(*node.as_table(), file, where, e.questions));
+  }
+  if (extension == ".toml") {
+    if (e.questions.empty() || !e.checks.empty() || !e.rules.empty())
+      fail(file, where + ": a quiz (a .toml file) has [[exercise.question]] items and no checks or rules");
+  } else if (!e.questions.empty()) {
+    fail(file, where + ": [[exercise.question]] items belong to a quiz, whose 'file' is a .toml file");
+  } else if (e.checks.empty() && e.rules.empty()) {
+    fail(file, where + ": no [[exercise.check]] and no [[exercise.rule]]");
+  }
   return e;
 }
 
@@ -85,6 +122,7 @@ double Exercise::max_points() const {
   double sum = 0;
   for (const auto& c : checks) sum += c.points;
   for (const auto& r : rules) sum += r.points;
+  for (const auto& q : questions) sum += q.points;
   return sum;
 }
 

@@ -19,7 +19,17 @@ struct CheckSpec {
   double points = 1;
 };
 
-/// One exercise of a chapter.
+/// A short-answer question of a quiz exercise, and the answers that are accepted.
+struct QuestionSpec {
+  std::string id;                    ///< the key the student answers under in the quiz file
+  std::string text;                  ///< the question
+  std::vector<std::string> answers;  ///< accepted answers (compared as quiz.h describes)
+  std::string hint;                  ///< shown when the answer given is not accepted
+  double points = 1;
+};
+
+/// One exercise of a chapter: a programming exercise (a .cu file with a test suite and rules)
+/// or a quiz (a .toml file of short answers, graded without building anything).
 struct Exercise {
   std::string chapter;               ///< "01-fundamentals"
   std::string id;                    ///< "child-grids": what a student types
@@ -30,10 +40,13 @@ struct Exercise {
   std::vector<std::string> hints;
   std::vector<CheckSpec> checks;
   std::vector<rules::RuleSpec> rules;  ///< [[exercise.rule]]: CDP rules checked on the PTX
+  std::vector<QuestionSpec> questions; ///< [[exercise.question]]: a quiz's short answers
 
   /// "01-fundamentals/child_grids.cu"
   std::string path() const { return chapter + "/" + file; }
   double max_points() const;
+  /// A quiz: answers in a .toml file instead of code.
+  bool is_quiz() const { return !questions.empty(); }
 };
 
 struct Chapter {

@@ -93,9 +93,9 @@ Outcome read_outcome(const json& object, const std::string& where) {
 
 ItemKind read_kind(const json& object, const std::string& where) {
   const std::string name = read_string(object, "kind", where, true);
-  for (ItemKind kind : {ItemKind::check, ItemKind::rule})
+  for (ItemKind kind : {ItemKind::check, ItemKind::rule, ItemKind::question})
     if (name == grading::to_string(kind)) return kind;
-  fail(path(where, "kind"), "unknown value \"" + name + "\" (check or rule)");
+  fail(path(where, "kind"), "unknown value \"" + name + "\" (check, rule or question)");
 }
 
 void require_object(const json& value, const std::string& where) {

@@ -197,7 +197,12 @@ std::string format_score(double points, double max_points) {
 }
 
 std::string item_label(const Item& item) {
-  return item.kind == grading::ItemKind::rule ? "rule: " + item.name : item.name;
+  switch (item.kind) {
+    case grading::ItemKind::rule: return "rule: " + item.name;
+    case grading::ItemKind::question: return "question: " + item.name;
+    case grading::ItemKind::check: break;
+  }
+  return item.name;
 }
 
 std::string exercise_path(const ExerciseResult& exercise) {

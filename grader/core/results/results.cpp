@@ -11,7 +11,14 @@ const char* to_string(Outcome outcome) {
   return "failed";
 }
 
-const char* to_string(ItemKind kind) { return kind == ItemKind::check ? "check" : "rule"; }
+const char* to_string(ItemKind kind) {
+  switch (kind) {
+    case ItemKind::check: return "check";
+    case ItemKind::rule: return "rule";
+    case ItemKind::question: return "question";
+  }
+  return "check";
+}
 
 double ExerciseResult::points() const {
   double sum = 0;

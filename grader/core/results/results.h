@@ -10,15 +10,16 @@
 namespace cdplab::grading {
 
 enum class Outcome { passed, failed, skipped };
-enum class ItemKind { check, rule };
+enum class ItemKind { check, rule, question };
 
 const char* to_string(Outcome outcome);
 const char* to_string(ItemKind kind);
 
-/// One graded item: a check of the exercise's test suite, or a CDP rule of its manifest.
+/// One graded item: a check of the exercise's test suite, a CDP rule of its manifest, or a
+/// question of a quiz.
 struct Item {
   ItemKind kind = ItemKind::check;
-  std::string name;         ///< check name (suite) or rule description
+  std::string name;         ///< check name (suite), rule description or question text
   Outcome outcome = Outcome::failed;
   double points = 0;        ///< awarded
   double max_points = 0;    ///< possible

@@ -17,7 +17,7 @@ std::string trim_left(const std::string& line) {
   return first == std::string::npos ? std::string() : line.substr(first);
 }
 
-bool is_marker(const std::string& line, const char* marker) {
+bool is_marker(const std::string& line, const std::string& marker) {
   std::string rest = trim_left(line);
   while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t' || rest.back() == '\r')) rest.pop_back();
   return rest == marker;
@@ -40,6 +40,11 @@ int first_difference(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::string generate(const std::string& solution_text, const std::string& name) {
+  // Markers are comments of the file's language: `#` in TOML (quiz answers), `//` in C++.
+  const std::string comment = fs::path(name).extension() == ".toml" ? "#" : "//";
+  const std::string begin_marker = comment + " BEGIN SOLUTION";
+  const std::string end_marker = comment + " END SOLUTION";
+  const std::string starter_code = comment + "|";
   std::istringstream in(solution_text);
   std::ostringstream out;
   std::string line;
@@ -48,20 +53,20 @@ std::string generate(const std::string& solution_text, const std::string& name) 
   while (std::getline(in, line)) {
     ++number;
     const auto where = [&](int n) { return name + ":" + std::to_string(n) + ": "; };
-    if (is_marker(line, "// BEGIN SOLUTION")) {
+    if (is_marker(line, begin_marker)) {
       if (region_start != 0) throw std::runtime_error(where(number) + "BEGIN SOLUTION inside the region opened at line " + std::to_string(region_start));
       region_start = number;
       continue;
     }
-    if (is_marker(line, "// END SOLUTION")) {
+    if (is_marker(line, end_marker)) {
       if (region_start == 0) throw std::runtime_error(where(number) + "END SOLUTION without BEGIN SOLUTION");
       region_start = 0;
       continue;
     }
     if (region_start != 0) continue;
     const auto indent = line.find_first_not_of(" \t");
-    if (indent != std::string::npos && line.compare(indent, 3, "//|") == 0) {
-      std::string code = line.substr(indent + 3);
+    if (indent != std::string::npos && line.compare(indent, starter_code.size(), starter_code) == 0) {
+      std::string code = line.substr(indent + starter_code.size());
       if (!code.empty() && code[0] == ' ') code.erase(0, 1);
       line = line.substr(0, indent) + code;
     }
@@ -77,7 +82,8 @@ std::vector<Pair> compare_all(const fs::path& project_root) {
   const fs::path solutions = project_root / "solutions";
   if (!fs::is_directory(solutions)) return pairs;
   for (const auto& entry : fs::recursive_directory_iterator(solutions)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".cu") continue;
+    const auto extension = entry.path().extension();
+    if (!entry.is_regular_file() || (extension != ".cu" && extension != ".toml")) continue;
     Pair pair;
     pair.solution = entry.path();
     pair.starter = project_root / "chapters" / fs::relative(entry.path(), solutions);
