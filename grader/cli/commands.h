@@ -21,9 +21,19 @@ struct GradeArgs {
   bool quiet = false;                   ///< no progress lines
 };
 
+/// Options of `cdplab grade` over a class folder (a folder of submission folders and archives).
+struct ClassArgs {
+  std::string out;                      ///< results folder (default: <folder>-grades beside it)
+  int parallel = 2;                     ///< submissions built at the same time
+  int gpus = 1;                         ///< GPU check runs at the same time, one per GPU
+  bool force = false;                   ///< grade everyone again
+  std::vector<std::string> regrade;     ///< grade these students again
+};
+
 int run_list(Context& ctx);
 int run_check(Context& ctx, const GradeArgs& args);
-int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args);
+/// Grades one submission folder, or (when `folder` holds submissions) a whole class.
+int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args);
 int run_hint(Context& ctx, const std::string& name, bool all);
 int run_reset(Context& ctx, const std::string& name);
 int run_rules(Context& ctx, const std::string& file, bool dot, const std::string& exercise);

@@ -5,6 +5,7 @@
 #include "progress.h"
 #include "report/report.h"
 
+#include "batch/batch.h"
 #include "grading/grade.h"
 
 #include <cstdio>
@@ -99,15 +100,50 @@ int run_check(Context& ctx, const GradeArgs& args) {
   return exit_code_for(report);
 }
 
-int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args) {
+namespace {
+
+/// A whole class: every submission of `dir`, then the gradebook and the summary.
+int grade_class(Context& ctx, const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args) {
+  const auto submissions = batch::find_submissions(dir);
+  if (submissions.empty()) {
+    throw UsageError(dir.string() + " holds neither a chapter folder (one submission, laid out like chapters/, e.g. " +
+                     (dir / "01-fundamentals" / "child_grids.cu").string() +
+                     ") nor submissions (folders or .zip/.tar.gz archives, one per student)");
+  }
+  if (args.format != "terminal" || !args.output.empty() || !args.build_dir.empty() || args.seed)
+    throw UsageError("--format, --output, --build-dir and --seed grade one submission; a class gets every format "
+                     "in its results folder (--out), each run with fresh seeds");
+  batch::BatchOptions options;
+  options.out_dir = class_args.out.empty() ? fs::path(dir.string() + "-grades") : fs::absolute(class_args.out);
+  options.parallel = class_args.parallel;
+  options.gpus = class_args.gpus;
+  options.force = class_args.force;
+  options.regrade = class_args.regrade;
+  options.grade.check_seconds = build_config::kCheckSeconds;
+  options.tool_version = build_config::kVersion;
+  options.log = [](const std::string& line) { std::cerr << "cdplab: " << line << "\n"; };
+  fs::create_directories(options.out_dir);
+  std::cerr << "cdplab: grading " << submissions.size() << " submissions of " << dir.string() << " into "
+            << options.out_dir.string() << "\n";
+  const auto exercises = select_exercises(ctx.book, args.names);
+  const auto results = batch::grade_class(submissions, exercises, ctx.book, ctx.root, ctx.toolchain, options);
+  const auto rows = batch::write_class_reports(options.out_dir, options.log);
+  std::cout << report::to_class_summary(rows) << "\ngradebook: " << (options.out_dir / "gradebook.csv").string()
+            << "\nfeedback: " << (options.out_dir / "students").string() << "/<student>/feedback.html\n";
+  int graded = 0;
+  for (const auto& r : results) graded += r.report.exercises.empty() ? 0 : 1;
+  if (graded < static_cast<int>(submissions.size())) return kSomeFailed;  // the grader's own trouble, logged
+  for (const auto& r : results)
+    if (!r.report.complete()) return kIncomplete;
+  return kAllPassed;
+}
+
+}  // namespace
+
+int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args) {
   const fs::path dir = fs::absolute(folder).lexically_normal();
   if (!fs::is_directory(dir)) throw UsageError("no folder " + dir.string() + " to grade");
-  bool any_chapter = false;
-  for (const auto& chapter : ctx.book.chapters) any_chapter = any_chapter || fs::is_directory(dir / chapter.id);
-  if (!any_chapter) {
-    throw UsageError(dir.string() + " holds no chapter folder; a submission is laid out like chapters/, e.g. " +
-                     (dir / "01-fundamentals" / "child_grids.cu").string());
-  }
+  if (!batch::is_submission_folder(dir, ctx.book)) return grade_class(ctx, dir, args, class_args);
   const auto exercises = select_exercises(ctx.book, args.names);
 
   fs::path build_dir = args.build_dir;

@@ -29,11 +29,21 @@ int main(int argc, char** argv) {
   add_report_options(check);
 
   std::string folder;
-  auto* grade = app.add_subcommand("grade", "grade a submission folder laid out like chapters/ (a fresh seed)");
-  grade->add_option("folder", folder, "the submission folder")->required();
+  ClassArgs class_args;
+  auto* grade = app.add_subcommand(
+      "grade", "grade a submission folder laid out like chapters/, or a class: a folder of submission folders and "
+               "archives (a fresh seed each time)");
+  grade->add_option("folder", folder, "a submission folder, or a folder of submissions")->required();
   grade->add_option("--only", grade_args.names, "grade only these chapters or exercises");
-  grade->add_option("--build-dir", grade_args.build_dir, "build tree to use (default: build/grade/<name>)");
+  grade->add_option("--build-dir", grade_args.build_dir, "one submission: the build tree to use (default: build/grade/<name>)");
   add_report_options(grade);
+  grade->add_option("--out", class_args.out, "a class: the results folder (default: <folder>-grades)");
+  grade->add_option("--parallel", class_args.parallel, "a class: submissions built at the same time (default 2)")
+      ->check(CLI::Range(1, 256));
+  grade->add_option("--gpus", class_args.gpus, "a class: GPUs to run checks on, one submission each (default 1)")
+      ->check(CLI::Range(1, 64));
+  grade->add_flag("--force", class_args.force, "a class: grade everyone again (default: keep finished results)");
+  grade->add_option("--regrade", class_args.regrade, "a class: grade these students again");
 
   std::string name;
   bool all_hints = false;
@@ -80,7 +90,7 @@ int main(int argc, char** argv) {
     Context ctx = make_context(jobs);
     if (*list) return run_list(ctx);
     if (*check) return run_check(ctx, grade_args);
-    if (*grade) return run_grade(ctx, folder, grade_args);
+    if (*grade) return run_grade(ctx, folder, grade_args, class_args);
     if (*hint) return run_hint(ctx, name, all_hints);
     if (*reset) return run_reset(ctx, name);
     if (*rules) return run_rules(ctx, file, dot, rules_exercise);

@@ -64,11 +64,16 @@ std::pair<std::string, std::string> BuildTree::program(const std::string& kind, 
   return {p.value("executable", ""), p.value("target", "")};
 }
 
-process::Result BuildTree::build(const std::vector<std::string>& targets, double timeout_seconds) const {
+process::Result BuildTree::build(const std::vector<std::string>& targets, double timeout_seconds,
+                                 bool keep_going) const {
   std::vector<std::string> argv = {tools_.cmake, "--build", dir_.string()};
   if (tools_.jobs > 0) argv.insert(argv.end(), {"--parallel", std::to_string(tools_.jobs)});
   argv.push_back("--target");
   argv.insert(argv.end(), targets.begin(), targets.end());
+  if (keep_going) {  // the native tool's own flag
+    const bool ninja = tools_.generator.find("Ninja") != std::string::npos;
+    argv.insert(argv.end(), {"--", ninja ? "-k0" : "-k"});
+  }
   process::Options options;
   options.timeout_seconds = timeout_seconds;
   return process::run(argv, options);

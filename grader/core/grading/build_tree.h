@@ -54,8 +54,9 @@ class BuildTree {
   /// index: its executable and target; empty when it has none.
   std::pair<std::string, std::string> program(const std::string& kind, const std::string& chapter) const;
 
-  /// Builds one or more targets.
-  process::Result build(const std::vector<std::string>& targets, double timeout_seconds = 0) const;
+  /// Builds one or more targets; with `keep_going`, a target that fails does not stop the others.
+  process::Result build(const std::vector<std::string>& targets, double timeout_seconds = 0,
+                        bool keep_going = false) const;
   /// Runs the CTest tests carrying `label` exactly, with extra environment variables.
   process::Result test(const std::string& label, const std::map<std::string, std::string>& env,
                        double timeout_seconds) const;

@@ -39,6 +39,15 @@ void fail_all(ExerciseResult& result, const manifest::Exercise& exercise, const 
     item.feedback = reason;
     result.items.push_back(item);
   }
+  if (checks_only) return;
+  for (const auto& question : exercise.questions) {
+    Item item;
+    item.kind = ItemKind::question;
+    item.name = question.id;
+    item.max_points = question.points;
+    item.feedback = reason;
+    result.items.push_back(item);
+  }
 }
 
 std::string last_lines(const std::string& text, int count) {
@@ -208,11 +217,12 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
 
   report("checks");
   const fs::path results_file = results_file_for(exercise, tree);
-  const std::map<std::string, std::string> env = {
+  std::map<std::string, std::string> env = options.env;
+  env.insert({
       {"CDPLAB_RESULTS_FILE", results_file.string()},
       {"CDPLAB_SEED", std::to_string(options.seed)},
       {"CDPLAB_CHECK_SECONDS", std::to_string(options.check_seconds)},
-  };
+  });
   // Each check has its own time limit inside the suite and in CTest; this bounds the whole run.
   const double limit = (options.check_seconds + 30) * static_cast<double>(exercise.checks.size()) + 60;
   const auto ran = tree.test(exercise.chapter + "/" + exercise.stem, env, limit);
@@ -227,6 +237,17 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
       if (e.event == "skipped" && seen->gpu_problem.empty()) seen->gpu_problem = e.reason;
     }
   }
+  return result;
+}
+
+ExerciseResult not_graded(const manifest::Exercise& exercise, const std::string& problem) {
+  ExerciseResult result;
+  result.chapter = exercise.chapter;
+  result.id = exercise.id;
+  result.title = exercise.title;
+  result.file = exercise.path();
+  result.problem = problem;
+  fail_all(result, exercise, "not graded: " + problem);
   return result;
 }
 

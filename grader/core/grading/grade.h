@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct GradeOptions {
   std::uint64_t seed = 0;            ///< passed to the suites as CDPLAB_SEED
   double check_seconds = 30;         ///< time limit of one check
   double build_seconds = 600;        ///< time limit of one exercise's build
+  std::map<std::string, std::string> env;  ///< extra environment of the checks (CUDA_VISIBLE_DEVICES)
   /// Called before each stage of each exercise ("building", "rules", "checks").
   std::function<void(const manifest::Exercise&, const std::string& stage)> progress;
 };
@@ -31,6 +33,9 @@ struct DeviceSeen {
 /// Grades one exercise of a configured build tree; `seen` collects what the suites said about the GPU.
 ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
                               DeviceSeen* seen = nullptr);
+
+/// The result of an exercise that could not be graded at all: every item failed with `problem`.
+ExerciseResult not_graded(const manifest::Exercise& exercise, const std::string& problem);
 
 /// Grades exercises in order into a report (source, seed, times, device filled in).
 GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,

@@ -29,12 +29,12 @@ void append_capped(Result& result, const char* data, std::size_t size, std::size
   result.dropped += size - kept;
 }
 
-/// Runs in the child after fork(): only async-signal-safe calls until exec.
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const Options& options, int out_fd) {
+/// Runs in the child after fork(): only async-signal-safe calls until exec (the argument and
+/// environment arrays are built before the fork, since the parent may have other threads).
+[[noreturn]] void exec_child(char* const* args, char* const* envp, const Options& options, int out_fd) {
   setpgid(0, 0);
-  dup2(out_fd, STDOUT_FILENO);
+  dup2(out_fd, STDOUT_FILENO);  // the copies do not inherit close-on-exec
   dup2(out_fd, STDERR_FILENO);
-  close(out_fd);
   const int null_fd = open("/dev/null", O_RDONLY);
   if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
   if (!options.working_directory.empty() && chdir(options.working_directory.c_str()) != 0) {
@@ -43,11 +43,26 @@ void append_capped(Result& result, const char* data, std::size_t size, std::size
     (void)ignored;
     _exit(127);
   }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  execvp(args[0], args.data());
+  execvpe(args[0], args, envp);
   _exit(127);
+}
+
+/// This process's environment with `overrides` set: "NAME=value" strings for the child.
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> out;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    if (overrides.count(text.substr(0, text.find('='))) == 0) out.push_back(text);
+  }
+  for (const auto& [name, value] : overrides) out.push_back(name + "=" + value);
+  return out;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
 }
 
 }  // namespace
@@ -87,22 +102,16 @@ Result run(const std::vector<std::string>& argv, const Options& options) {
   const auto start = Clock::now();
   if (argv.empty()) return result;
 
+  // Close-on-exec on both ends: a program another thread starts meanwhile must not inherit
+  // this pipe (it would hold the pipe open, and the output would never end).
   int fds[2];
-  if (pipe(fds) != 0) return result;
-  fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-
-  // Environment changes are made here, in the parent, around fork(): setenv is not safe after it.
-  std::vector<std::pair<std::string, std::string>> saved;
-  for (const auto& [name, value] : options.env) {
-    const char* old = std::getenv(name.c_str());
-    saved.emplace_back(name, old ? std::string("=") + old : std::string());
-    setenv(name.c_str(), value.c_str(), 1);
-  }
+  if (pipe2(fds, O_CLOEXEC) != 0) return result;
+  std::vector<std::string> arg_strings(argv.begin(), argv.end());
+  std::vector<std::string> env_strings = child_environment(options.env);
+  const std::vector<char*> args = pointers(arg_strings);
+  const std::vector<char*> envp = pointers(env_strings);
   const pid_t pid = fork();
-  if (pid == 0) exec_child(argv, options, fds[1]);
-  for (const auto& [name, old] : saved) {
-    if (old.empty()) unsetenv(name.c_str()); else setenv(name.c_str(), old.c_str() + 1, 1);
-  }
+  if (pid == 0) exec_child(args.data(), envp.data(), options, fds[1]);
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);

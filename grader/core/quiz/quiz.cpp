@@ -102,7 +102,9 @@ grading::ExerciseResult grade(const manifest::Exercise& exercise, const fs::path
   result.file = exercise.path();
   if (!exercise.hints.empty()) result.hint = exercise.hints.front();
 
-  const Answers answers = read_answers(exercise_dir / exercise.chapter / exercise.file);
+  const fs::path file = exercise_dir / exercise.chapter / exercise.file;
+  Answers answers = read_answers(file);
+  if (!fs::exists(file)) answers.problem = "file missing: " + exercise.path();
   if (!answers.problem.empty()) result.problem = answers.problem;
   for (const auto& question : exercise.questions) {
     grading::Item item;

@@ -136,6 +136,8 @@ ExerciseResult exercise_from_json(const json& object, const std::string& where) 
 json to_json(const GradeReport& report) {
   json exercises = json::array();
   for (const auto& exercise : report.exercises) exercises.push_back(exercise_to_json(exercise));
+  json notes = json::array();
+  for (const auto& note : report.notes) notes.push_back(text::valid_utf8(note));
   return {
       {"format", kJsonFormat},
       {"tool_version", text::valid_utf8(report.tool_version)},
@@ -145,6 +147,7 @@ json to_json(const GradeReport& report) {
       {"seed", report.seed},
       {"device", text::valid_utf8(report.device)},
       {"gpu_problem", text::valid_utf8(report.gpu_problem)},
+      {"notes", notes},
       {"summary",
        {
            {"points", report.points()},
@@ -171,6 +174,13 @@ GradeReport from_json(const json& object) {
   report.seed = read_seed(object, "");
   report.device = read_string(object, "device", "");
   report.gpu_problem = read_string(object, "gpu_problem", "");
+  if (object.contains("notes")) {  // optional: older reports have none
+    const json& notes = read_array(object, "notes", "");
+    for (std::size_t i = 0; i < notes.size(); ++i) {
+      if (!notes[i].is_string()) fail("notes[" + std::to_string(i) + "]", "must be a string");
+      report.notes.push_back(notes[i].get<std::string>());
+    }
+  }
   const json& exercises = read_array(object, "exercises", "");
   for (std::size_t i = 0; i < exercises.size(); ++i)
     report.exercises.push_back(exercise_from_json(exercises[i], "exercises[" + std::to_string(i) + "]"));

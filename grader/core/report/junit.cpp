@@ -16,48 +16,7 @@ using grading::Outcome;
 /// Longest failure message attribute; the whole text is the element's content.
 constexpr std::size_t kMessageChars = 200;
 
-/// Whether XML 1.0 allows the character at all (even as a character reference).
-bool xml_char(long cp) {
-  return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) ||
-         (cp >= 0x10000 && cp <= 0x10FFFF);
-}
-
-/// Escapes text for element content or (with `attribute`) a double-quoted attribute value.
-/// Colour codes are removed; characters XML forbids are written as visible text ("\x07");
-/// bytes that are not UTF-8 become U+FFFD. In attributes, tab and line ends are character
-/// references, so that a reader's attribute normalisation keeps them.
-std::string escape(std::string_view raw, bool attribute) {
-  const std::string input = text::strip_ansi(raw);
-  std::string out;
-  out.reserve(input.size());
-  for (std::size_t pos = 0; pos < input.size();) {
-    const std::size_t start = pos;
-    const long cp = text::next_code_point(input, pos);
-    switch (cp) {
-      case '&': out += "&amp;"; continue;
-      case '<': out += "&lt;"; continue;
-      case '>': out += "&gt;"; continue;
-      case '"': out += "&quot;"; continue;
-      case '\'': out += "&apos;"; continue;
-      case '\r': out += "&#13;"; continue;
-      case '\t': out += attribute ? "&#9;" : "\t"; continue;
-      case '\n': out += attribute ? "&#10;" : "\n"; continue;
-      default: break;
-    }
-    if (cp < 0) {
-      out += text::kReplacement;
-    } else if (!xml_char(cp)) {
-      char visible[16];
-      std::snprintf(visible, sizeof visible, cp < 0x100 ? "\\x%02lX" : "\\u%04lX", cp);
-      out += visible;
-    } else {
-      out.append(input, start, pos - start);
-    }
-  }
-  return out;
-}
-
-std::string attr(std::string_view value) { return "\"" + escape(value, true) + "\""; }
+std::string attr(std::string_view value) { return "\"" + text::markup_escape(value, true) + "\""; }
 
 std::string seconds(double s) {
   char buffer[32];
@@ -126,7 +85,7 @@ void write_item(std::ostream& out, const ExerciseResult& exercise, const Item& i
       break;
     case Outcome::failed:
       out << ">\n      <failure message=" << attr(message.empty() ? "failed" : message)
-          << " type=" << attr(grading::to_string(item.kind)) << ">" << escape(item.feedback, false)
+          << " type=" << attr(grading::to_string(item.kind)) << ">" << text::markup_escape(item.feedback, false)
           << "</failure>\n";
       break;
   }
@@ -138,7 +97,7 @@ void write_problem(std::ostream& out, const ExerciseResult& exercise) {
   if (!exercise.build_log.empty()) body += "\n\n" + exercise.build_log;
   out << "    <testcase classname=" << attr(class_name(exercise)) << " name=\"build\" time=\"0.000\">\n"
       << "      <error message=" << attr(text::first_line(text::plain(exercise.problem), kMessageChars))
-      << " type=\"build\">" << escape(body, false) << "</error>\n"
+      << " type=\"build\">" << text::markup_escape(body, false) << "</error>\n"
       << "    </testcase>\n";
 }
 

@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
+#include <vector>
 
 namespace cdplab::report {
 
@@ -45,5 +47,34 @@ nlohmann::json to_gradescope(const grading::GradeReport& report);
 /// properties, one <testcase> per item, and an exercise's problem as an <error> in a testcase
 /// named "build". All text is escaped; control characters are written visibly ("\x07").
 std::string to_junit_xml(const grading::GradeReport& report);
+
+/// Pictures for the feedback pages: per exercise ("chapter/stem"), the file name of its
+/// launch-graph SVG, relative to the page.
+using Pictures = std::map<std::string, std::string>;
+
+/// Feedback for one student as Markdown: the score, then per exercise its items, what failed
+/// and why, the first hint, and the launch-graph picture where there is one.
+std::string to_feedback_markdown(const grading::GradeReport& report, const std::string& student,
+                                 const Pictures& pictures = {});
+
+/// The same feedback as one self-contained HTML page (pictures are linked, not embedded).
+std::string to_feedback_html(const grading::GradeReport& report, const std::string& student,
+                             const Pictures& pictures = {});
+
+/// One student's row of a class: who, and the grade (or why there is none).
+struct ClassRow {
+  std::string student;
+  grading::GradeReport report;
+};
+
+/// The gradebook as CSV (RFC 4180): a row per student, a column per exercise (its points), then
+/// the total, the maximum, and whether the grade is complete; the second row holds each column's
+/// maximum. Exercises are the union of those in the reports, in the order first seen.
+std::string to_gradebook_csv(const std::vector<ClassRow>& rows);
+
+/// A class summary in Markdown: how many were graded, the spread of total scores (mean,
+/// median, lowest, highest, a histogram by tenths), each exercise's mean, the items that failed
+/// most often, and the students whose work could not be built or read.
+std::string to_class_summary(const std::vector<ClassRow>& rows);
 
 }  // namespace cdplab::report

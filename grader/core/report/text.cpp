@@ -240,4 +240,45 @@ std::vector<std::string> summary_lines(const GradeReport& report) {
   return lines;
 }
 
+/// Whether XML 1.0 allows the character at all (even as a character reference).
+bool xml_char(long cp) {
+  return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) ||
+         (cp >= 0x10000 && cp <= 0x10FFFF);
+}
+
+/// Escapes text for element content or (with `attribute`) a double-quoted attribute value.
+/// Colour codes are removed; characters XML forbids are written as visible text ("\x07");
+/// bytes that are not UTF-8 become U+FFFD. In attributes, tab and line ends are character
+/// references, so that a reader's attribute normalisation keeps them.
+std::string markup_escape(std::string_view raw, bool attribute) {
+  const std::string input = strip_ansi(raw);
+  std::string out;
+  out.reserve(input.size());
+  for (std::size_t pos = 0; pos < input.size();) {
+    const std::size_t start = pos;
+    const long cp = next_code_point(input, pos);
+    switch (cp) {
+      case '&': out += "&amp;"; continue;
+      case '<': out += "&lt;"; continue;
+      case '>': out += "&gt;"; continue;
+      case '"': out += "&quot;"; continue;
+      case '\'': out += "&apos;"; continue;
+      case '\r': out += "&#13;"; continue;
+      case '\t': out += attribute ? "&#9;" : "\t"; continue;
+      case '\n': out += attribute ? "&#10;" : "\n"; continue;
+      default: break;
+    }
+    if (cp < 0) {
+      out += kReplacement;
+    } else if (!xml_char(cp)) {
+      char visible[16];
+      std::snprintf(visible, sizeof visible, cp < 0x100 ? "\\x%02lX" : "\\u%04lX", cp);
+      out += visible;
+    } else {
+      out.append(input, start, pos - start);
+    }
+  }
+  return out;
+}
+
 }  // namespace cdplab::report::text

@@ -67,4 +67,9 @@ bool has_failure(const grading::ExerciseResult& exercise);
 /// checks were skipped and how many ("grade incomplete: 2 GPU checks skipped").
 std::vector<std::string> summary_lines(const grading::GradeReport& report);
 
+/// Escapes text for XML or HTML: element content, or with `attribute` a double-quoted attribute
+/// value. Colour codes are removed; characters XML forbids are written as visible text ("\x07");
+/// bytes that are not UTF-8 become U+FFFD; in attributes, tab and line ends are character references.
+std::string markup_escape(std::string_view raw, bool attribute = false);
+
 }  // namespace cdplab::report::text

@@ -52,6 +52,7 @@ struct GradeReport {
   std::string started_at;    ///< ISO 8601, UTC
   double seconds = 0;        ///< wall time of the whole run
   std::string tool_version;  ///< cdp-lab version
+  std::vector<std::string> notes;  ///< remarks on the whole run (files left out of a submission)
   std::vector<ExerciseResult> exercises;
 
   double points() const;

@@ -1,0 +1,272 @@
+#include "batch/batch.h"
+
+#include "files/files.h"
+#include "process/process.h"
+#include "quiz/quiz.h"
+#include "rules/launch_graph.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+namespace cdplab::batch {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+/// Writes a file whole or not at all: a reader never sees half of it.
+void write_file(const fs::path& path, const std::string& text) {
+  const fs::path partial = path.string() + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + path.string());
+  }
+  fs::rename(partial, path);
+}
+
+/// "01-fundamentals/child_grids" -> "01-fundamentals.child_grids.svg"
+std::string picture_file(const std::string& key) {
+  std::string name = key;
+  std::replace(name.begin(), name.end(), '/', '.');
+  return "launch-graph." + name + ".svg";
+}
+
+/// At most `count` holders at once; each gets its own slot number (its GPU).
+class Slots {
+ public:
+  explicit Slots(int count) : free_(static_cast<std::size_t>(std::max(1, count)), true) {}
+  int acquire() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    int slot = -1;
+    changed_.wait(lock, [&] {
+      const auto it = std::find(free_.begin(), free_.end(), true);
+      if (it == free_.end()) return false;
+      slot = static_cast<int>(it - free_.begin());
+      return true;
+    });
+    free_[static_cast<std::size_t>(slot)] = false;
+    return slot;
+  }
+  void release(int slot) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      free_[static_cast<std::size_t>(slot)] = true;
+    }
+    changed_.notify_one();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<bool> free_;
+};
+
+std::string start_stamp() {
+  const std::time_t t = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return stamp;
+}
+
+/// A report in which every exercise failed for the same reason (nothing could be built).
+grading::GradeReport failed_report(const std::vector<const manifest::Exercise*>& exercises, const std::string& problem) {
+  grading::GradeReport report;
+  for (const auto* e : exercises) report.exercises.push_back(grading::not_graded(*e, problem));
+  return report;
+}
+
+std::string first_lines(const std::string& text, int count) {
+  std::string out;
+  std::size_t pos = 0;
+  for (int i = 0; i < count && pos < text.size(); ++i) {
+    const std::size_t end = text.find('\n', pos);
+    out += text.substr(pos, end == std::string::npos ? std::string::npos : end - pos + 1);
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> launch_graph_pictures(const grading::BuildTree& tree,
+                                                         const std::vector<const manifest::Exercise*>& exercises,
+                                                         const std::string& dot) {
+  std::map<std::string, std::string> svgs;
+  if (dot.empty()) return svgs;
+  for (const auto* e : exercises) {
+    if (e->is_quiz()) continue;
+    const auto entry = tree.find(e->chapter, e->stem);
+    if (!entry || entry->ptx.empty() || !fs::exists(entry->ptx)) continue;
+    const auto graph = rules::analyze_ptx(files::read_text(entry->ptx));
+    const fs::path dot_file = tree.dir() / "cdplab-results" / (e->chapter + "." + e->stem + ".dot");
+    fs::create_directories(dot_file.parent_path());
+    std::ofstream(dot_file, std::ios::binary) << rules::to_dot(graph);
+    const auto drawn = process::run({dot, "-Tsvg", dot_file.string()}, {"", {}, 60});
+    if (drawn.ok() && drawn.output.find("<svg") != std::string::npos)
+      svgs[e->chapter + "/" + e->stem] = drawn.output.substr(drawn.output.find("<svg"));
+  }
+  return svgs;
+}
+
+void write_student_files(const fs::path& dir, const std::string& student, const grading::GradeReport& report,
+                         const std::map<std::string, std::string>& svgs) {
+  fs::create_directories(dir);
+  report::Pictures pictures;
+  for (const auto& [key, svg] : svgs) {
+    write_file(dir / picture_file(key), svg);
+    pictures[key] = picture_file(key);
+  }
+  write_file(dir / "results.json", report::to_gradescope(report).dump(2) + "\n");
+  write_file(dir / "junit.xml", report::to_junit_xml(report));
+  write_file(dir / "feedback.md", report::to_feedback_markdown(report, student, pictures));
+  write_file(dir / "feedback.html", report::to_feedback_html(report, student, pictures));
+  write_file(dir / "result.json", report::to_json(report).dump(2) + "\n");  // last: it marks the student done
+}
+
+std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
+                                                  const std::function<void(const std::string&)>& log) {
+  std::vector<report::ClassRow> rows;
+  const fs::path students = out_dir / "students";
+  if (fs::is_directory(students)) {
+    std::vector<fs::path> dirs;
+    for (const auto& entry : fs::directory_iterator(students))
+      if (entry.is_directory()) dirs.push_back(entry.path());
+    std::sort(dirs.begin(), dirs.end());
+    for (const auto& dir : dirs) {
+      const fs::path file = dir / "result.json";
+      if (!fs::exists(file)) continue;
+      try {
+        rows.push_back({dir.filename().string(), report::from_json(nlohmann::json::parse(files::read_text(file)))});
+      } catch (const std::exception& error) {
+        if (log) log(file.string() + " cannot be read (" + error.what() + "); left out of the gradebook");
+      }
+    }
+  }
+  write_file(out_dir / "gradebook.csv", report::to_gradebook_csv(rows));
+  write_file(out_dir / "summary.md", report::to_class_summary(rows));
+  return rows;
+}
+
+std::vector<StudentResult> grade_class(const std::vector<Submission>& submissions,
+                                       const std::vector<const manifest::Exercise*>& exercises,
+                                       const manifest::Workbook& book, const fs::path& project_root,
+                                       const grading::Toolchain& toolchain, const BatchOptions& options) {
+  std::vector<StudentResult> results(submissions.size());
+  std::mutex out_mutex;
+  const auto say = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(out_mutex);
+    if (options.log) options.log(line);
+  };
+  Slots gpus(options.gpus);
+  std::atomic<std::size_t> next{0};
+
+  const auto grade_one = [&](const Submission& submission, StudentResult& result) {
+    result.name = submission.name;
+    const fs::path student_dir = options.out_dir / "students" / submission.name;
+    const bool asked = options.force || std::find(options.regrade.begin(), options.regrade.end(), submission.name) !=
+                                            options.regrade.end();
+    if (!asked && fs::exists(student_dir / "result.json")) {
+      try {
+        result.report = report::from_json(nlohmann::json::parse(files::read_text(student_dir / "result.json")));
+        result.reused = true;
+        say(submission.name + ": graded before (kept; --force grades again)");
+        return;
+      } catch (const std::exception&) {
+        say(submission.name + ": the earlier result cannot be read; grading again");
+      }
+    }
+    const fs::path work = options.out_dir / "work" / submission.name;
+    auto start = Clock::now();
+    const CleanCopy copy = make_clean_copy(submission, exercises, book, work, toolchain.cmake);
+    grading::GradeReport report;
+    std::map<std::string, std::string> svgs;
+    if (!copy.problem.empty()) {
+      report = failed_report(exercises, copy.problem);
+      result.prepare_seconds = since(start);
+    } else if (std::all_of(exercises.begin(), exercises.end(), [](const auto* e) { return e->is_quiz(); })) {
+      // Quizzes only: nothing to configure or build.
+      for (const auto* e : exercises) report.exercises.push_back(quiz::grade(*e, copy.dir));
+      result.prepare_seconds = since(start);
+    } else {
+      grading::BuildTree tree(project_root, work / "build", toolchain);
+      const auto configured = tree.configure(
+          copy.dir, {"-DCDPLAB_BUILD_TOOLS=OFF", "-DCDPLAB_BUILD_TESTS=OFF", "-DCDPLAB_BUILD_DOCS=OFF"});
+      result.prepare_seconds = since(start);
+      if (!configured.ok()) {
+        report = failed_report(exercises, "the build could not be configured (" + configured.describe() + "):\n" +
+                                              first_lines(configured.output, 20));
+      } else {
+        say(submission.name + ": building");
+        start = Clock::now();
+        std::vector<std::string> targets;
+        for (const auto* e : exercises) {
+          const auto entry = e->is_quiz() ? std::nullopt : tree.find(e->chapter, e->stem);
+          if (entry && entry->present()) targets.insert(targets.end(), {entry->ptx_target, entry->suite_target});
+        }
+        // Everything at once, going on past failures; grading reports each exercise's own.
+        if (!targets.empty())
+          tree.build(targets, options.grade.build_seconds * static_cast<double>(exercises.size()), true);
+        result.build_seconds = since(start);
+
+        const int slot = gpus.acquire();
+        start = Clock::now();
+        grading::GradeOptions grade = options.grade;
+        grade.seed = grading::fresh_seed();
+        if (options.gpus > 1) grade.env["CUDA_VISIBLE_DEVICES"] = std::to_string(slot);
+        try {
+          report = grading::grade_all(exercises, tree, grade, submission.source.string());
+        } catch (...) {
+          gpus.release(slot);
+          throw;
+        }
+        gpus.release(slot);
+        result.grade_seconds = since(start);
+        svgs = launch_graph_pictures(tree, exercises, options.dot);
+      }
+    }
+    report.source = submission.source.string();
+    if (report.started_at.empty()) report.started_at = start_stamp();
+    report.tool_version = options.tool_version;
+    report.notes = copy.notes;
+    result.report = report;
+    write_student_files(student_dir, submission.name, report, svgs);
+    char line[160];
+    std::snprintf(line, sizeof line, ": graded %g/%g%s (prepare %.1f s, build %.1f s, grade %.1f s)", report.points(),
+                  report.max_points(), report.complete() ? "" : ", incomplete", result.prepare_seconds,
+                  result.build_seconds, result.grade_seconds);
+    say(submission.name + line);
+  };
+
+  const auto worker = [&] {
+    for (std::size_t i = next++; i < submissions.size(); i = next++) {
+      try {
+        grade_one(submissions[i], results[i]);
+      } catch (const std::exception& error) {
+        // The grader's own trouble (a full disk): this student has no result; the batch goes on.
+        say(submissions[i].name + ": not graded: " + error.what());
+      }
+      std::lock_guard<std::mutex> lock(out_mutex);
+      try {
+        write_class_reports(options.out_dir);
+      } catch (const std::exception& error) {
+        if (options.log) options.log(std::string("the gradebook cannot be written: ") + error.what());
+      }
+    }
+  };
+  const int workers = std::max(1, std::min<int>(options.parallel, static_cast<int>(submissions.size())));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < workers; ++i) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+}  // namespace cdplab::batch

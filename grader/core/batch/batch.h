@@ -1,0 +1,74 @@
+/// @file batch.h
+/// @brief Grading a class: every submission of a folder in a build tree of its own, builds in
+///        parallel, GPU checks one submission at a time per GPU, each result written as soon
+///        as it is known, and the class's gradebook and summary.
+///
+/// The output folder holds:
+/// - `students/<name>/`: result.json (the full report, cdplab-grade/1), results.json
+///   (Gradescope), junit.xml, feedback.md, feedback.html, and launch-graph SVGs;
+/// - `gradebook.csv` and `summary.md`, rewritten after every student;
+/// - `work/<name>/`: the clean copy and the build tree (kept for inspection; safe to delete).
+///
+/// A student whose result.json exists is not graded again unless asked (`force`, `regrade`).
+#pragma once
+
+#include "batch/submissions.h"
+#include "grading/build_tree.h"
+#include "grading/grade.h"
+#include "manifest/manifest.h"
+#include "report/report.h"
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cdplab::batch {
+
+struct BatchOptions {
+  std::filesystem::path out_dir;        ///< where results go (see the file comment)
+  int parallel = 2;                     ///< submissions prepared and built at the same time
+  int gpus = 1;                         ///< GPU check runs at the same time, one per GPU
+  bool force = false;                   ///< grade every submission again
+  std::vector<std::string> regrade;     ///< grade these students again
+  grading::GradeOptions grade;          ///< time limits; the seed is fresh for every run
+  std::string tool_version;
+  std::string dot = "dot";              ///< Graphviz, for the launch-graph pictures ("" for none)
+  /// Called with one line per event ("alice: graded 37/40"); from several threads, one at a time.
+  std::function<void(const std::string&)> log;
+};
+
+/// One student's outcome in a batch.
+struct StudentResult {
+  std::string name;
+  bool reused = false;            ///< graded by an earlier run (its result.json was kept)
+  grading::GradeReport report;
+  double prepare_seconds = 0;     ///< unpacking, copying, configuring
+  double build_seconds = 0;       ///< compiling every exercise and suite
+  double grade_seconds = 0;       ///< rules, checks, quizzes (mostly GPU time)
+};
+
+/// Grades `submissions` (from find_submissions) on the `exercises` of `book`. Never throws for
+/// a submission's own failures: they are in its report.
+std::vector<StudentResult> grade_class(const std::vector<Submission>& submissions,
+                                       const std::vector<const manifest::Exercise*>& exercises,
+                                       const manifest::Workbook& book, const std::filesystem::path& project_root,
+                                       const grading::Toolchain& toolchain, const BatchOptions& options);
+
+/// Reads every students/<name>/result.json below `out_dir` and writes gradebook.csv and
+/// summary.md from them. Returns the rows (unreadable results are skipped with a log line).
+std::vector<report::ClassRow> write_class_reports(const std::filesystem::path& out_dir,
+                                                  const std::function<void(const std::string&)>& log = {});
+
+/// Writes one student's files (result.json, results.json, junit.xml, feedback.md/.html and the
+/// pictures) into `dir`. `svgs` maps "chapter/stem" to an SVG document.
+void write_student_files(const std::filesystem::path& dir, const std::string& student,
+                         const grading::GradeReport& report, const std::map<std::string, std::string>& svgs);
+
+/// The launch graphs of a graded build tree as SVG documents ("chapter/stem" -> SVG), drawn
+/// with Graphviz (`dot`); exercises without PTX, and all of them when `dot` is missing, have none.
+std::map<std::string, std::string> launch_graph_pictures(const grading::BuildTree& tree,
+                                                         const std::vector<const manifest::Exercise*>& exercises,
+                                                         const std::string& dot);
+
+}  // namespace cdplab::batch
