@@ -32,6 +32,7 @@ namespace {
 
 namespace bz = cdplab::bezier;
 namespace bench = cdplab::bench;
+using bench::UsageError;
 using bz::Line;
 using bz::LineVertices;
 using bz::Point;
@@ -56,12 +57,6 @@ constexpr std::size_t kHeapBytesPerAllocation = 256;
 constexpr std::size_t kHeapFactor = 3;
 constexpr std::size_t kHeapReserve = std::size_t{64} << 20;
 
-/// A command line the benchmark does not understand.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 struct Options {
   bool help = false;
   bool quick = false;
@@ -70,18 +65,8 @@ struct Options {
   std::uint64_t seed = 2026;
 };
 
-long long parse_number(const std::string& option, const char* text) {
-  try {
-    std::size_t used = 0;
-    const long long value = std::stoll(text, &used);
-    if (used == std::string(text).size()) return value;
-  } catch (const std::exception&) {
-  }
-  throw UsageError(option + " needs a whole number, not '" + text + "'");
-}
-
 int parse_max_vertices(const std::string& option, const char* text, bool zero_allowed) {
-  const long long value = parse_number(option, text);
+  const long long value = bench::parse_integer(option, text);
   if ((zero_allowed && value == 0) || (value >= 4 && value <= kMaxVerticesLimit)) return static_cast<int>(value);
   throw UsageError(option + " must lie between 4 (min_vertices) and " + std::to_string(kMaxVerticesLimit) +
                    (zero_allowed ? ", or be 0" : ""));
@@ -104,7 +89,7 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--large-max-vertices") {
       options.large_max_vertices = parse_max_vertices(arg, value(), true);
     } else if (arg == "--seed") {
-      options.seed = static_cast<std::uint64_t>(parse_number(arg, value()));
+      options.seed = bench::parse_seed(arg, value());
     } else {
       throw UsageError("unknown argument '" + arg + "'");
     }
@@ -619,13 +604,7 @@ bool run_table(const Options& options, const std::vector<int>& sizes, int max_ve
 
 int run(const Options& options) {
   const auto started = std::chrono::steady_clock::now();
-  const bench::DeviceLine device = bench::describe_device();
-  if (!device.available) {
-    std::fprintf(stderr, "bench-02-bezier: no usable CUDA GPU (%s); this benchmark needs one: skipped\n",
-                 device.text.c_str());
-    return bench::kNoGpuExitCode;
-  }
-  std::printf("%s\n", device.text.c_str());
+  if (!bench::print_device_or_skip("bench-02-bezier")) return bench::kNoGpuExitCode;
 
   const std::vector<int> sizes =
       options.quick ? std::vector<int>{1000, 10000} : std::vector<int>{1000, 3000, 10000, 30000, 100000};
@@ -663,22 +642,5 @@ int run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IONBF, 0);
-  try {
-    const Options options = parse_options(argc, argv);
-    if (options.help) {
-      std::printf("%s", kUsage);
-      return 0;
-    }
-    return run(options);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "bench-02-bezier: %s\n%s", e.what(), kUsage);
-    return 2;
-  } catch (const cdplab::NotImplemented& e) {
-    std::fprintf(stderr, "\nbench-02-bezier: an exercise of this build is not finished: %s\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "\nbench-02-bezier: %s\n", e.what());
-    return 1;
-  }
+  return bench::run_main("bench-02-bezier", kUsage, argc, argv, parse_options, run);
 }

@@ -30,6 +30,7 @@ namespace {
 
 namespace qt = cdplab::quadtree;
 namespace bench = cdplab::bench;
+using bench::UsageError;
 using qt::Box;
 using qt::Quadtree;
 using qt::QuadtreeNode;
@@ -50,12 +51,6 @@ constexpr std::size_t kBandwidthBytes = std::size_t{512} << 20;  // each buffer 
 constexpr double kBytesPerPointLevel = 4.0 * sizeof(float);       // read x,y twice, write x,y once
 constexpr double kBytesPerPointCopy = 4.0 * sizeof(float);        // read x,y, write x,y
 
-/// A command line the benchmark does not understand.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 struct Options {
   bool help = false;
   bool quick = false;
@@ -72,16 +67,7 @@ Options parse_options(int argc, char** argv) {
       options.quick = true;
     } else if (arg == "--seed") {
       if (i + 1 >= argc) throw UsageError("--seed needs a value");
-      const std::string text = argv[++i];
-      std::size_t used = 0;
-      unsigned long long value = 0;
-      try {
-        value = std::stoull(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != text.size()) throw UsageError("--seed needs a whole number, not '" + text + "'");
-      options.seed = value;
+      options.seed = bench::parse_seed(arg, argv[++i]);
     } else {
       throw UsageError("unknown argument '" + arg + "'");
     }
@@ -632,13 +618,7 @@ const std::vector<std::string> kRateColumns = {"N points",
 
 int run(const Options& options) {
   const auto started = std::chrono::steady_clock::now();
-  const bench::DeviceLine device = bench::describe_device();
-  if (!device.available) {
-    std::fprintf(stderr, "bench-03-quadtree: no usable CUDA GPU (%s); this benchmark needs one: skipped\n",
-                 device.text.c_str());
-    return bench::kNoGpuExitCode;
-  }
-  std::printf("%s\n", device.text.c_str());
+  if (!bench::print_device_or_skip("bench-03-quadtree")) return bench::kNoGpuExitCode;
 
   const QuadtreeParams params;  // max_depth 8, min_points_per_node 16
   const std::vector<int> sizes = options.quick ? std::vector<int>{10000, 1000000}
@@ -806,22 +786,5 @@ int run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IONBF, 0);
-  try {
-    const Options options = parse_options(argc, argv);
-    if (options.help) {
-      std::printf("%s", kUsage);
-      return 0;
-    }
-    return run(options);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "bench-03-quadtree: %s\n%s", e.what(), kUsage);
-    return 2;
-  } catch (const cdplab::NotImplemented& e) {
-    std::fprintf(stderr, "\nbench-03-quadtree: the exercise of this build is not finished: %s\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "\nbench-03-quadtree: %s\n", e.what());
-    return 1;
-  }
+  return bench::run_main("bench-03-quadtree", kUsage, argc, argv, parse_options, run);
 }

@@ -15,6 +15,7 @@
 // 77 when there is no usable GPU.
 #include "cdplab/bench.h"
 #include "cdplab/check.h"
+#include "launch_kernels.cuh"
 
 #include <cuda_runtime.h>
 
@@ -37,6 +38,17 @@
 
 namespace {
 
+using cdplab::probe::code_text;
+using cdplab::probe::fan_parent;
+using cdplab::probe::histogram_text;
+using cdplab::probe::idle_parent;
+using cdplab::probe::kCodeSlots;
+using cdplab::probe::overflow_parent;
+using cdplab::probe::OverflowCounters;
+using cdplab::probe::serial_parent;
+using cdplab::probe::StreamKind;
+using cdplab::probe::stream_label;
+
 // ---------------------------------------------------------------------------------------------
 // What is measured, and with how much.
 
@@ -51,7 +63,7 @@ constexpr int kTimedRuns = 7;
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr int kMaxHeapChunks = 4096;              // 1 MiB device allocations tried at most
 constexpr int kSyncDepthAsked = 4;
-constexpr int kCodeSlots = 1024;                  // error codes counted; larger ones share the last slot
+constexpr unsigned kChildThreads = 1;             // every child of the probe is one thread
 
 const char* const kUsage =
     "usage: cdp-probe [--timeout S]\n"
@@ -60,108 +72,8 @@ const char* const kUsage =
     "Measures the CDP2 facts the workbook states on the GPU present and prints them as a\n"
     "Markdown table. Exit status: 0 done, 1 an attempt failed, 2 wrong command line, 77 no GPU.\n";
 
-/// Where a device-side launch goes.
-enum class StreamKind : int { kNull, kFireAndForget, kNamed, kTail };
-
-const char* stream_label(StreamKind kind) {
-  switch (kind) {
-    case StreamKind::kNull: return "the NULL stream";
-    case StreamKind::kFireAndForget: return "fire-and-forget (cudaStreamFireAndForget)";
-    case StreamKind::kNamed: return "a named non-blocking stream per thread (created and destroyed by it)";
-    case StreamKind::kTail: return "the tail-launch stream (cudaStreamTailLaunch)";
-  }
-  return "?";
-}
-
 // ---------------------------------------------------------------------------------------------
-// Device code.
-
-__device__ unsigned long long global_ns() {
-  unsigned long long ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  return ns;
-}
-
-/// Counts one occurrence of `code` in a histogram of kCodeSlots counters.
-__device__ void count_code(int* histogram, cudaError_t code) {
-  const int slot = static_cast<int>(code) < kCodeSlots ? static_cast<int>(code) : kCodeSlots - 1;
-  atomicAdd(&histogram[slot], 1);
-}
-
-/// The stream a launch of `kind` goes into; a named stream is created here (its creation's
-/// result is returned, and counted by the caller).
-__device__ cudaError_t open_stream(StreamKind kind, cudaStream_t* stream) {
-  switch (kind) {
-    case StreamKind::kNull: *stream = 0; return cudaSuccess;
-    case StreamKind::kFireAndForget: *stream = cudaStreamFireAndForget; return cudaSuccess;
-    case StreamKind::kTail: *stream = cudaStreamTailLaunch; return cudaSuccess;
-    case StreamKind::kNamed: return cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking);
-  }
-  return cudaErrorInvalidValue;
-}
-
-/// Releases a named stream; its work still runs to the end.
-__device__ void close_stream(StreamKind kind, cudaStream_t stream) {
-  if (kind == StreamKind::kNamed) (void)cudaStreamDestroy(stream);
-}
-
-__global__ void empty_child() {}
-
-__global__ void idle_parent() {}
-
-/// A child that stays pending until every parent thread has tried its launch (or the cap has
-/// passed), so that all launches of an overflow attempt compete for the pool at once.
-__global__ void held_child(const int* attempted, int target, int* ran) {
-  const unsigned long long start = global_ns();
-  while (*static_cast<const volatile int*>(attempted) < target && global_ns() - start < kHoldCapNs) {
-    __nanosleep(1000);
-  }
-  atomicAdd(ran, 1);
-}
-
-/// Counters of one overflow attempt, in global memory.
-struct OverflowCounters {
-  int launch_codes[kCodeSlots];   ///< what cudaGetLastError returned after each launch
-  int create_codes[kCodeSlots];   ///< what cudaStreamCreateWithFlags returned (named streams)
-  int attempted;                  ///< parent threads done with their launch
-  int ran;                        ///< children that ran
-};
-
-__global__ void overflow_parent(StreamKind kind, int launches, OverflowCounters* counters) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= launches) return;
-  (void)cudaGetLastError();  // start from a clean per-thread error state
-  cudaStream_t stream;
-  const cudaError_t created = open_stream(kind, &stream);
-  if (kind == StreamKind::kNamed) count_code(counters->create_codes, created);
-  if (created == cudaSuccess) {
-    held_child<<<1, 1, 0, stream>>>(&counters->attempted, launches, &counters->ran);
-    count_code(counters->launch_codes, cudaGetLastError());
-    close_stream(kind, stream);
-  }
-  __threadfence();
-  atomicAdd(&counters->attempted, 1);
-}
-
-/// One thread launches `children` empty children into the NULL stream, one after another.
-__global__ void serial_parent(int children, int* codes) {
-  for (int c = 0; c < children; ++c) {
-    empty_child<<<1, 1>>>();
-    count_code(codes, cudaGetLastError());
-  }
-}
-
-/// Every thread launches one empty child into a stream of `kind`.
-__global__ void fan_parent(StreamKind kind, int* codes) {
-  cudaStream_t stream;
-  cudaError_t result = open_stream(kind, &stream);
-  if (result == cudaSuccess) {
-    empty_child<<<1, 1, 0, stream>>>();
-    result = cudaGetLastError();
-    close_stream(kind, stream);
-  }
-  count_code(codes, result);
-}
+// Device code (the launch-cost kernels and held children are in launch_kernels.cuh).
 
 /// What device-side allocation returns past the heap.
 struct HeapResults {
@@ -229,10 +141,6 @@ class Reporter {
   int fd_;
 };
 
-std::string code_text(int code) {
-  return std::string(cudaGetErrorName(static_cast<cudaError_t>(code))) + " (" + std::to_string(code) + ")";
-}
-
 std::string code_with_message(cudaError_t code) {
   return code_text(static_cast<int>(code)) + ": \"" + cudaGetErrorString(code) + "\"";
 }
@@ -245,18 +153,6 @@ std::string bytes_text(std::size_t bytes) {
     std::snprintf(text, sizeof text, "%.2f MiB (%zu bytes)", static_cast<double>(bytes) / kMiB, bytes);
   }
   return text;
-}
-
-/// "2048 x cudaSuccess (0), 952 x cudaErrorLaunchPendingCountExceeded (69)" from a histogram.
-std::string histogram_text(const int* histogram) {
-  std::string text;
-  for (int code = 0; code < kCodeSlots; ++code) {
-    if (histogram[code] == 0) continue;
-    if (!text.empty()) text += ", ";
-    text += std::to_string(histogram[code]) + " x " +
-            (code == kCodeSlots - 1 ? "error code >= " + std::to_string(code) : code_text(code));
-  }
-  return text.empty() ? "none" : text;
 }
 
 /// Device memory that is freed when the attempt leaves its scope (or its process ends).
@@ -335,27 +231,10 @@ int attempt_heap(Reporter& out) {
   return 0;
 }
 
-/// Times `launch` (one parent grid) with CUDA events: the median of kTimedRuns after warm-up.
+/// Times one parent grid: the median of kTimedRuns after kWarmupRuns.
 template <typename Launch>
 double median_parent_ms(Launch&& launch) {
-  cudaEvent_t start;
-  cudaEvent_t stop;
-  CDPLAB_CHECK(cudaEventCreate(&start));
-  CDPLAB_CHECK(cudaEventCreate(&stop));
-  cdplab::bench::Samples samples;
-  for (int run = 0; run < kWarmupRuns + kTimedRuns; ++run) {
-    CDPLAB_CHECK(cudaEventRecord(start));
-    launch();
-    CDPLAB_CHECK(cudaGetLastError());
-    CDPLAB_CHECK(cudaEventRecord(stop));
-    CDPLAB_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    CDPLAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (run >= kWarmupRuns) samples.add(ms);
-  }
-  CDPLAB_CHECK(cudaEventDestroy(start));
-  CDPLAB_CHECK(cudaEventDestroy(stop));
-  return samples.median();
+  return cdplab::probe::median_parent_ms(launch, kWarmupRuns, kTimedRuns);
 }
 
 /// "2.41 us per child (parent 2.512 ms, empty parent 0.004 ms; median of 7)", or the failures.
@@ -373,14 +252,15 @@ int attempt_costs(Reporter& out) {
   DeviceBuffer<int> codes(kCodeSlots);
 
   const double empty_one = median_parent_ms([] { idle_parent<<<1, 1>>>(); });
-  const double serial = median_parent_ms([&] { serial_parent<<<1, 1>>>(kSerialChildren, codes.get()); });
+  const double serial =
+      median_parent_ms([&] { serial_parent<<<1, 1>>>(kSerialChildren, kChildThreads, codes.get()); });
   out.row("launch cost: one thread, " + std::to_string(kSerialChildren) + " children one after another, NULL stream",
           cost_text(serial, empty_one, kSerialChildren, codes.read()));
 
   const double empty_fan = median_parent_ms([] { idle_parent<<<1, kFanThreads>>>(); });
   for (StreamKind kind : {StreamKind::kNull, StreamKind::kNamed, StreamKind::kFireAndForget, StreamKind::kTail}) {
     codes.zero();
-    const double fan = median_parent_ms([&] { fan_parent<<<1, kFanThreads>>>(kind, codes.get()); });
+    const double fan = median_parent_ms([&] { fan_parent<<<1, kFanThreads>>>(kind, kChildThreads, codes.get()); });
     out.row("launch cost: " + std::to_string(kFanThreads) + " threads (one block), one child each, into " +
                 stream_label(kind),
             cost_text(fan, empty_fan, kFanThreads, codes.read()));
@@ -393,7 +273,8 @@ int attempt_overflow(Reporter& out, StreamKind kind) {
   std::size_t pending = 0;
   CDPLAB_CHECK(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
   DeviceBuffer<OverflowCounters> counters(1);
-  overflow_parent<<<kOverflowBlocks, kOverflowThreads>>>(kind, kOverflowLaunches, counters.get());
+  overflow_parent<<<kOverflowBlocks, kOverflowThreads>>>(kind, kOverflowLaunches, kChildThreads, kHoldCapNs,
+                                                         counters.get());
   CDPLAB_CHECK(cudaGetLastError());
   // A fault here is a finding: report it, then stop (the context is unusable after it).
   const cudaError_t synced = cudaDeviceSynchronize();

@@ -1,18 +1,24 @@
 /// @file bench.h
 /// @brief What the chapter benchmarks share: the device line every result starts with, host
-///        timing of whole calls (median of several runs), and Markdown tables printed row by row.
+///        timing of whole calls (median of several runs), Markdown tables printed row by row,
+///        and the frame of a benchmark's main() (command line errors, exit statuses).
 ///
 /// A benchmark (grader/bench/NN-name.cu) times the host entry points of a chapter's exercises.
 /// Those calls wait for the whole tree of grids they launch, so a host clock around the call
 /// measures everything the GPU did for it, nested launches included.
 #pragma once
 
+#include "cdplab/check.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
+#include <exception>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +27,8 @@ namespace cdplab::bench {
 
 /// Exit status of a benchmark that found no usable GPU (CTest's skip convention, as the suites).
 constexpr int kNoGpuExitCode = 77;
+/// Exit status of a benchmark given a command line it does not understand.
+constexpr int kUsageExitCode = 2;
 
 /// The GPU a benchmark runs on, and the CUDA versions it runs with.
 struct DeviceLine {
@@ -58,6 +66,20 @@ inline DeviceLine describe_device() {
               std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) + " SMs; CUDA driver " +
               cuda_version_text(driver) + ", runtime " + cuda_version_text(runtime);
   return line;
+}
+
+/// Prints the device line to stdout and returns true; without a usable GPU, says so on stderr
+/// ("<program>: no usable CUDA GPU (why); this benchmark needs one: skipped") and returns false,
+/// and the benchmark returns kNoGpuExitCode.
+inline bool print_device_or_skip(const char* program) {
+  const DeviceLine device = describe_device();
+  if (!device.available) {
+    std::fprintf(stderr, "%s: no usable CUDA GPU (%s); this benchmark needs one: skipped\n", program,
+                 device.text.c_str());
+    return false;
+  }
+  std::printf("%s\n", device.text.c_str());
+  return true;
 }
 
 /// Milliseconds one call of `call` takes on the host's steady clock.
@@ -152,5 +174,64 @@ class MarkdownTable {
   std::vector<std::size_t> widths_;
   std::FILE* out_;
 };
+
+// ---------------------------------------------------------------------------------------------
+// The command line and main()
+
+/// A command line the benchmark does not understand: run_main prints the message and the usage
+/// on stderr and returns kUsageExitCode.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// `text`, the value of `option`, as a whole number (all of it); else throws UsageError.
+inline long long parse_integer(const std::string& option, const char* text) {
+  try {
+    std::size_t used = 0;
+    const long long value = std::stoll(text, &used);
+    if (used == std::string(text).size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(option + " needs a whole number, not '" + text + "'");
+}
+
+/// `text`, the value of `option`, as a 64-bit seed (any whole number); else throws UsageError.
+inline std::uint64_t parse_seed(const std::string& option, const char* text) {
+  try {
+    std::size_t used = 0;
+    const unsigned long long value = std::stoull(text, &used);
+    if (used > 0 && used == std::string(text).size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(option + " needs a whole number, not '" + text + "'");
+}
+
+/// The body of a benchmark's main(): makes stdout unbuffered (rows appear as they are measured),
+/// reads the command line with `parse(argc, argv)` into options that have a `help` flag, prints
+/// `usage` when it is set and returns 0, else returns `run(options)`. What escapes becomes the
+/// exit status: UsageError kUsageExitCode (message and usage on stderr), NotImplemented 1 (an
+/// exercise still has a TODO on the path the benchmark took), any other exception 1.
+template <typename Parse, typename Run>
+int run_main(const char* program, const char* usage, int argc, char** argv, Parse&& parse, Run&& run) {
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  try {
+    const auto options = parse(argc, argv);
+    if (options.help) {
+      std::printf("%s", usage);
+      return 0;
+    }
+    return run(options);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s\n%s", program, e.what(), usage);
+    return kUsageExitCode;
+  } catch (const cdplab::NotImplemented& e) {
+    std::fprintf(stderr, "\n%s: an exercise of this build is not finished: %s\n", program, e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\n%s: %s\n", program, e.what());
+    return 1;
+  }
+}
 
 }  // namespace cdplab::bench

@@ -37,4 +37,14 @@ class GpuTimer {
   cudaEvent_t stop_{};
 };
 
+#ifdef __CUDACC__
+/// Device side: nanoseconds from the GPU's global timer (`%globaltimer`), the same clock on
+/// every SM, so times read by different grids can be compared.
+__device__ inline unsigned long long global_time_ns() {
+  unsigned long long ns = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+#endif
+
 }  // namespace cdplab

@@ -1,17 +1,8 @@
 // Grader-side child of chapter 04's tail-consumer exercise: a child that takes its time.
+#include "cdplab/gpu_timer.h"
 #include "cdplab/visibility.h"
 
 namespace cdplab::visibility::grader {
-namespace {
-
-/// Nanoseconds since an arbitrary start, from the GPU's global timer (the same on every SM).
-__device__ unsigned long long global_time_ns() {
-  unsigned long long t = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-}  // namespace
 
 __global__ void delayed_child(const int* in, int* out, int n, unsigned delay_ns) {
   // Wait first: a parent that reads `out` right after launching this grid reads it long before

@@ -1,0 +1,70 @@
+// Exercise pools: sizing the pending launch pool.
+//
+// A device-side launch takes an entry of the pending launch pool and keeps it until its grid
+// has completed. The pool holds cudaLimitDevRuntimePendingLaunchCount entries, 2048 by default.
+// CDP1 spilled extra launches into a slower virtualised pool; in CDP2 a launch that finds the
+// pool full fails with cudaErrorLaunchPendingCountExceeded (69) and its child never runs.
+//
+// Here every thread of pool_parent launches one grader::held_child, and each child stays until
+// every launch of the parent has been reported on the launch board (grader::report_launch), so
+// all children are pending at once. The host sizes the pool from that workload before the
+// parent is launched. Launches are counted, not thrown: the grader wants to see how many fail.
+#include "cdplab/check.h"
+#include "cdplab/device_array.h"
+#include "cdplab/streams.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace cdplab::streams {
+
+/// Threads per block of pool_parent (one thread per child).
+inline constexpr unsigned kPoolThreads = 256;
+
+/// Thread i < n launches grader::held_child<<<1, 32>>>(board, i) and reports the launch's result.
+__global__ void pool_parent(grader::LaunchBoard* board, unsigned n) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  // TODO(pools): launch grader::held_child<<<1, 32>>>(board, i), then report the launch's
+  // result on the next line with grader::report_launch(board, cudaGetLastError()). Report
+  // failed launches too (do not use CDPLAB_CHECK_LAUNCH here): the children wait until
+  // every launch has been reported.
+  (void)board;
+  CDPLAB_TODO();
+}
+
+PoolRun launch_many_children(unsigned children) {
+  PoolRun run;
+  run.children = children;
+  if (children == 0) return run;  // a grid of zero blocks is a launch error
+
+  // The launch board in global memory: the parent reports to it, the children read it and
+  // mark their own flag in `ran`.
+  DeviceArray<unsigned> ran(children);
+  grader::LaunchBoard start{};
+  start.expected = children;
+  start.ran = ran.data();
+  DeviceArray<grader::LaunchBoard> board(std::vector<grader::LaunchBoard>{start});
+  const unsigned blocks = (children + kPoolThreads - 1) / kPoolThreads;
+
+  // TODO(pools): every child is pending at once, and the pool holds 2048 launches unless
+  // told otherwise. Read cudaLimitDevRuntimePendingLaunchCount with cudaDeviceGetLimit;
+  // when it holds fewer than `children` entries plus a margin, raise it with
+  // cudaDeviceSetLimit. Read it back and store it in run.pool_limit. Then, as in earlier
+  // chapters: reset_device_report(), launch pool_parent<<<blocks, kPoolThreads>>>(board.data(),
+  // children), CDPLAB_CHECK(cudaGetLastError()), CDPLAB_CHECK(cudaDeviceSynchronize()) and
+  // throw_if_device_reported().
+  (void)blocks;
+  CDPLAB_TODO();
+
+  const grader::LaunchBoard end = board.download().front();
+  const std::vector<unsigned> flags = ran.download();
+  run.children_ran = static_cast<unsigned>(std::count_if(flags.begin(), flags.end(), [](unsigned f) { return f != 0; }));
+  run.launch_failures = end.failed;
+  run.first_error = end.first_error;
+  run.children_gave_up = end.gave_up != 0;
+  return run;
+}
+
+}  // namespace cdplab::streams

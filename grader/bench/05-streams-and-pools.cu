@@ -1,0 +1,640 @@
+// Benchmark of chapter 05 (streams and pools): what one device-side launch costs in each kind of
+// stream, what aggregating launches (one per warp, one per block) saves, where the pending launch
+// pool ends, and the chapter's quicksort against std::sort.
+//
+// Usage: bench-05-streams-and-pools [--quick] [--seed S]
+//
+// Prints the device, then one Markdown table per measurement, each followed by footnotes on what
+// was timed and, where an exercise produced data, whether it matched the CPU. Exit status: 0 when
+// every output matched, 1 on an error or a wrong output, 2 on a wrong command line, 77 when there
+// is no GPU.
+#include "cdplab/bench.h"
+#include "cdplab/check.h"
+#include "cdplab/device_array.h"
+#include "cdplab/gpu_timer.h"
+#include "cdplab/random.h"
+#include "cdplab/streams.h"
+
+#include "../probe/launch_kernels.cuh"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace bench = cdplab::bench;
+namespace probe = cdplab::probe;
+namespace st = cdplab::streams;
+using bench::UsageError;
+using probe::StreamKind;
+
+const char* const kProgram = "bench-05-streams-and-pools";
+
+const char* const kUsage =
+    "usage: bench-05-streams-and-pools [--quick] [--seed S]\n"
+    "  --quick   a reduced set in a few seconds: fewer runs, 10 000 items for the aggregation,\n"
+    "            N = 2048, 2049, 4096 for the pool, 1 000 000 ints for the sort\n"
+    "  --seed S  seed of the generated items and ints (default 2026)\n"
+    "Measures launch costs per stream kind, launch aggregation (the exercise's expand_items), the\n"
+    "pending launch pool with held children, and the exercise's quicksort against std::sort.\n";
+
+// 1a: tiny children timed with CUDA events.
+constexpr unsigned kChildThreads = 32;  // every child of 1a and 2 is one block of 32 threads
+constexpr int kSerialChildren = 1000;   // one parent thread launching children in a loop
+constexpr int kFullWarmups = 2;
+constexpr int kFullRuns = 7;
+constexpr int kQuickWarmups = 1;
+constexpr int kQuickRuns = 3;
+
+// 1b: the exercise's expand_items.
+constexpr unsigned kFullItems = 100000;
+constexpr unsigned kQuickItems = 10000;
+constexpr unsigned kParentThreads = 256;  // expand_items' parent block, as streams.h states
+constexpr unsigned kWarpSize = 32;
+
+// 2: the pool cliff.
+constexpr unsigned kCliffParentThreads = 256;
+constexpr unsigned long long kHoldCapNs = 250'000'000;  // a held child waits at most 0.25 s
+
+// 1b and 3: launches beyond the per-thread aggregation's one child per item.
+constexpr std::size_t kPendingHeadroom = 2048;
+
+constexpr double kCellBudgetMs = 3000.0;  // host-timed runs of one cell stop after about this
+
+// Each phase is stopped (the process exits with status 1) after this many seconds.
+constexpr unsigned kLaunchPhaseSeconds = 60;
+constexpr unsigned kAggregationPhaseSeconds = 120;
+constexpr unsigned kPoolPhaseSeconds = 60;
+constexpr unsigned kSortPhaseSeconds = 240;
+
+struct Options {
+  bool help = false;
+  bool quick = false;
+  std::uint64_t seed = 2026;
+};
+
+Options parse_options(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+    } else if (arg == "--quick") {
+      options.quick = true;
+    } else if (arg == "--seed") {
+      if (i + 1 >= argc) throw UsageError("--seed needs a value");
+      options.seed = bench::parse_seed(arg, argv[++i]);
+    } else {
+      throw UsageError("unknown argument '" + arg + "'");
+    }
+  }
+  return options;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A deadline per phase: the host cannot cancel a grid that never ends, but it can end the process.
+
+char g_deadline_message[256];
+std::size_t g_deadline_length = 0;
+
+void on_deadline(int /*signal*/) {
+  // Only async-signal-safe calls here: write the prepared message, then leave.
+  const ssize_t written = write(STDERR_FILENO, g_deadline_message, g_deadline_length);
+  (void)written;
+  _exit(1);
+}
+
+/// Ends the process with status 1 and a message naming the phase when the phase is still running
+/// after `seconds` (SIGALRM); disarmed when it goes out of scope.
+class PhaseDeadline {
+ public:
+  PhaseDeadline(const char* phase, unsigned seconds) {
+    const int length = std::snprintf(g_deadline_message, sizeof g_deadline_message,
+                                     "\n%s: %s did not finish within %u s; stopped (a grid may never end)\n",
+                                     kProgram, phase, seconds);
+    g_deadline_length = length < 0 ? 0 : std::min(sizeof g_deadline_message - 1, static_cast<std::size_t>(length));
+    struct sigaction action {};
+    action.sa_handler = on_deadline;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGALRM, &action, nullptr);
+    alarm(seconds);
+  }
+  ~PhaseDeadline() { alarm(0); }
+  PhaseDeadline(const PhaseDeadline&) = delete;
+  PhaseDeadline& operator=(const PhaseDeadline&) = delete;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+std::size_t pool_limit() {
+  std::size_t value = 0;
+  CDPLAB_CHECK(cudaDeviceGetLimit(&value, cudaLimitDevRuntimePendingLaunchCount));
+  return value;
+}
+
+/// Sets the pending launch pool (the device must be idle) and returns what the device reports.
+std::size_t set_pool_limit(std::size_t launches) {
+  CDPLAB_CHECK(cudaDeviceSynchronize());
+  CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, launches));
+  return pool_limit();
+}
+
+/// "12.34" (two decimals).
+std::string fixed_text(double value, int decimals = 2) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+/// How many per second, with a unit: "142.9 k", "3.21 M".
+std::string per_second_text(double count, double ms) {
+  if (!(ms > 0.0)) return "-";
+  const double rate = count / (ms * 1e-3);
+  char text[48];
+  if (rate >= 1e9) {
+    std::snprintf(text, sizeof text, "%.2f G", rate / 1e9);
+  } else if (rate >= 1e6) {
+    std::snprintf(text, sizeof text, "%.2f M", rate / 1e6);
+  } else if (rate >= 1e3) {
+    std::snprintf(text, sizeof text, "%.1f k", rate / 1e3);
+  } else {
+    std::snprintf(text, sizeof text, "%.0f", rate);
+  }
+  return text;
+}
+
+std::string count_text(std::size_t value) { return bench::format_count(static_cast<long long>(value)); }
+
+/// A host-timed cell: the median time and how many timed runs it took.
+struct Cell {
+  double ms = 0.0;
+  int runs = 0;
+};
+
+/// One untimed warm-up call of `run` (when `warm_up`), then up to `max_runs` timed calls, fewer
+/// when the first one is slow (kCellBudgetMs); an untimed `prepare()` before every call.
+template <typename Prepare, typename Run>
+Cell measure_host(int max_runs, bool warm_up, Prepare&& prepare, Run&& run) {
+  if (warm_up) {
+    prepare();
+    run();
+  }
+  bench::Samples times;
+  prepare();
+  times.add(bench::time_ms(run));
+  Cell cell;
+  cell.runs = bench::runs_within(times.median(), kCellBudgetMs, max_runs);
+  for (int r = 1; r < cell.runs; ++r) {
+    prepare();
+    times.add(bench::time_ms(run));
+  }
+  cell.ms = times.median();
+  return cell;
+}
+
+void nothing_to_prepare() {}
+
+/// A cell's time, with "[k]" when only k of `max_runs` timed runs fitted the budget.
+std::string cell_text(const Cell& cell, int max_runs, int& fewer_runs) {
+  std::string text = bench::format_ms(cell.ms);
+  if (cell.runs < max_runs) {
+    text += " [" + std::to_string(cell.runs) + "]";
+    ++fewer_runs;
+  }
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1a. Launch cost per child: tiny children, timed with CUDA events around the parent grid
+
+/// One row of table 1a: a parent grid shape and where its threads launch.
+struct LaunchCase {
+  const char* label;
+  StreamKind kind;
+  unsigned blocks;
+  unsigned threads;
+  bool serial;  ///< one thread launches kSerialChildren children in a loop (NULL stream)
+};
+
+const LaunchCase kLaunchCases[] = {
+    {"serial: one thread, a loop, NULL stream", StreamKind::kNull, 1, 1, true},
+    {"per thread, NULL stream", StreamKind::kNull, 1, 1024, false},
+    {"per thread, NULL stream", StreamKind::kNull, 8, 128, false},
+    {"per thread, named stream (create, launch, destroy)", StreamKind::kNamed, 1, 1024, false},
+    {"per thread, named stream (create, launch, destroy)", StreamKind::kNamed, 8, 128, false},
+    {"per thread, fire-and-forget", StreamKind::kFireAndForget, 1, 1024, false},
+    {"per thread, fire-and-forget", StreamKind::kFireAndForget, 8, 128, false},
+    {"per thread, tail launch", StreamKind::kTail, 1, 1024, false},
+    {"per thread, tail launch", StreamKind::kTail, 8, 128, false},
+};
+
+std::string shape_text(unsigned blocks, unsigned threads) {
+  return std::to_string(blocks) + " x " + std::to_string(threads);
+}
+
+/// Prints table 1a; returns false when a launch failed (the row then shows how).
+bool run_launch_costs(const Options& options) {
+  const PhaseDeadline deadline("1a (launch costs)", kLaunchPhaseSeconds);
+  const int warmups = options.quick ? kQuickWarmups : kFullWarmups;
+  const int runs = options.quick ? kQuickRuns : kFullRuns;
+
+  std::printf("\n## 1. Launch cost per child\n\n### 1a. Tiny children, timed on the GPU\n\n");
+  const bench::MarkdownTable table({"launches", "parent grid", "children", "GPU ms (1)", "us per child (2)",
+                                    "children/s (3)", "failed launches (4)"});
+  table.print_header();
+
+  cdplab::DeviceArray<int> codes(probe::kCodeSlots);
+  std::vector<std::string> failures;
+  for (const LaunchCase& c : kLaunchCases) {
+    CDPLAB_CHECK(cudaMemset(codes.data(), 0, codes.size() * sizeof(int)));
+    const int children = c.serial ? kSerialChildren : static_cast<int>(c.blocks * c.threads);
+    const double ms = probe::median_parent_ms(
+        [&] {
+          if (c.serial) {
+            probe::serial_parent<<<c.blocks, c.threads>>>(kSerialChildren, kChildThreads, codes.data());
+          } else {
+            probe::fan_parent<<<c.blocks, c.threads>>>(c.kind, kChildThreads, codes.data());
+          }
+        },
+        warmups, runs);
+    const std::vector<int> histogram = codes.download();
+    const long long attempted = static_cast<long long>(children) * (warmups + runs);
+    const long long failed = attempted - histogram[cudaSuccess];
+    if (failed != 0)
+      failures.push_back(std::string(c.label) + ", " + shape_text(c.blocks, c.threads) + ": " +
+                         probe::histogram_text(histogram.data(), true));
+    table.print_row({c.label, shape_text(c.blocks, c.threads), bench::format_count(children), bench::format_ms(ms),
+                     fixed_text(ms * 1e3 / children), per_second_text(children, ms),
+                     bench::format_count(failed) + " of " + bench::format_count(attempted)});
+  }
+
+  // The parent grids alone, for the footnote (not subtracted).
+  const auto idle_ms = [&](unsigned blocks, unsigned threads) {
+    return probe::median_parent_ms([&] { probe::idle_parent<<<blocks, threads>>>(); }, warmups, runs);
+  };
+  const double idle_one = idle_ms(1, 1);
+  const double idle_block = idle_ms(1, 1024);
+  const double idle_blocks = idle_ms(8, 128);
+
+  std::printf(
+      "\nEvery child is an empty kernel launched as <<<1, %u>>>; the pending launch pool holds %s launches.\n"
+      "(1) CUDA events recorded in the default stream around the host launch of the parent grid: the time\n"
+      "    covers the parent grid and every child it launched. Nothing is subtracted: the parent grid's own\n"
+      "    time is in it (an empty parent grid takes %s ms as 1 x 1, %s ms as 1 x 1024, %s ms as 8 x 128).\n"
+      "    Median of %d timed runs after %d warm-up runs.\n"
+      "(2) (1) divided by the children, in microseconds: the cost of one launch, the child's run included.\n"
+      "(3) children divided by (1).\n"
+      "(4) launches whose cudaGetLastError() was not cudaSuccess, over every run (warm-ups included); a\n"
+      "    named stream that could not be created counts as a failed launch.\n"
+      "- The NULL stream is one stream per block: the launches of one block run one after another, those of\n"
+      "  different blocks side by side. A named stream's time includes its creation and destruction. A tail\n"
+      "  launch runs after the parent grid has finished.\n",
+      kChildThreads, count_text(pool_limit()).c_str(), bench::format_ms(idle_one).c_str(),
+      bench::format_ms(idle_block).c_str(), bench::format_ms(idle_blocks).c_str(), runs, warmups);
+  if (failures.empty()) {
+    std::printf("- every launch succeeded.\n");
+  } else {
+    std::printf("- FAILED LAUNCHES:\n");
+    for (const auto& f : failures) std::printf("  - %s\n", f.c_str());
+  }
+  return failures.empty();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1b. Aggregated launches: the exercise's expand_items, timed whole on the host
+
+struct ExpandWorkload {
+  std::vector<unsigned> counts;
+  std::vector<float> values;
+  std::size_t outputs = 0;
+};
+
+/// `items` items with 1 to kMaxOutputsPerItem outputs each (uniform), values in [0.5, 2).
+ExpandWorkload make_expand_workload(unsigned items, std::uint64_t seed) {
+  cdplab::Random rng = cdplab::Random(seed).derive(cdplab::hash_name("expand_items"));
+  ExpandWorkload w;
+  w.counts.resize(items);
+  for (auto& c : w.counts) c = static_cast<unsigned>(rng.integer(1, st::kMaxOutputsPerItem));
+  w.values = cdplab::uniform_floats(rng, items, 0.5f, 2.0f);
+  for (const unsigned c : w.counts) w.outputs += c;
+  return w;
+}
+
+/// "" when `out` holds exactly what the children must write (values[i] * (k + 1) in the first
+/// counts[i] slots of item i, 0 in the others); else how many slots differ and the first one.
+std::string check_expand(const ExpandWorkload& w, const std::vector<float>& out) {
+  const std::size_t slots = w.counts.size() * st::kMaxOutputsPerItem;
+  if (out.size() != slots) return std::to_string(out.size()) + " slots came back, expected " + std::to_string(slots);
+  std::size_t wrong = 0;
+  std::string first;
+  for (std::size_t i = 0; i < w.counts.size(); ++i) {
+    for (unsigned k = 0; k < st::kMaxOutputsPerItem; ++k) {
+      const float expected = k < w.counts[i] ? w.values[i] * static_cast<float>(k + 1) : 0.0f;
+      const float found = out[i * st::kMaxOutputsPerItem + k];
+      if (std::fabs(found - expected) <= 1e-6f * std::fabs(expected)) continue;
+      if (wrong++ == 0) {
+        char text[160];
+        std::snprintf(text, sizeof text, "item %zu slot %u is %g, expected %g (item has %u outputs)", i, k,
+                      static_cast<double>(found), static_cast<double>(expected), w.counts[i]);
+        first = text;
+      }
+    }
+  }
+  if (wrong == 0) return "";
+  return std::to_string(wrong) + " wrong slots; " + first;
+}
+
+/// The child grids an aggregation is meant to launch for `items` items, every one with work.
+std::size_t expected_child_grids(st::Aggregation how, std::size_t items) {
+  switch (how) {
+    case st::Aggregation::per_thread: return items;
+    case st::Aggregation::per_warp: return (items + kWarpSize - 1) / kWarpSize;
+    case st::Aggregation::per_block: return (items + kParentThreads - 1) / kParentThreads;
+  }
+  return 0;
+}
+
+/// Prints table 1b; returns false when an output was wrong.
+bool run_aggregation(const Options& options) {
+  const PhaseDeadline deadline("1b (aggregated launches)", kAggregationPhaseSeconds);
+  const unsigned items = options.quick ? kQuickItems : kFullItems;
+  const int max_runs = options.quick ? 1 : 5;
+  const ExpandWorkload w = make_expand_workload(items, options.seed);
+
+  std::printf("\n### 1b. Aggregated launches: the exercise's expand_items, timed whole\n\n");
+  const bench::MarkdownTable table({"aggregation", "items", "outputs", "child grids (1)", "host ms (2)",
+                                    "us per child grid (3)", "child grids/s", "outputs/s"});
+  table.print_header();
+
+  std::vector<std::string> problems;
+  std::vector<std::string> notes;
+  int fewer_runs = 0;
+  for (const st::Aggregation how : {st::Aggregation::per_thread, st::Aggregation::per_warp,
+                                    st::Aggregation::per_block}) {
+    st::ExpandRun last;
+    const Cell cell =
+        measure_host(max_runs, true, nothing_to_prepare, [&] { last = st::expand_items(w.counts, w.values, how); });
+    const std::string problem = check_expand(w, last.out);
+    if (!problem.empty()) problems.push_back(std::string(st::to_string(how)) + ": " + problem);
+    const std::size_t expected = expected_child_grids(how, items);
+    if (last.child_grids != expected)
+      notes.push_back(std::string(st::to_string(how)) + " reported " + count_text(last.child_grids) +
+                      " child grids; one per " +
+                      (how == st::Aggregation::per_thread ? "item"
+                       : how == st::Aggregation::per_warp ? "warp"
+                                                          : "block") +
+                      " would be " + count_text(expected));
+    const double grids = static_cast<double>(last.child_grids);
+    table.print_row({st::to_string(how), count_text(items), count_text(w.outputs), count_text(last.child_grids),
+                     cell_text(cell, max_runs, fewer_runs), grids > 0 ? fixed_text(cell.ms * 1e3 / grids) : "-",
+                     per_second_text(grids, cell.ms), per_second_text(static_cast<double>(w.outputs), cell.ms)});
+  }
+
+  std::printf(
+      "\nItems: %s, each with 1 to %u outputs (uniform, seed %llu); the parent has one thread per item, %u per\n"
+      "block.\n"
+      "(1) child_grids as the exercise reported it (each child grid counts itself once).\n"
+      "(2) Host clock (std::chrono::steady_clock) around whole calls of expand_items: upload of counts and\n"
+      "    values, GPU buffers allocated and freed, the parent grid and every child, download of all %u slots\n"
+      "    per item. %s after one warm-up call%s. Nothing is subtracted.\n"
+      "(3) (2) divided by (1): an upper bound of one child grid's cost, the call's fixed costs included.\n",
+      count_text(items).c_str(), st::kMaxOutputsPerItem, static_cast<unsigned long long>(options.seed),
+      kParentThreads, st::kMaxOutputsPerItem, options.quick ? "1 timed run" : "Median of 5 timed runs",
+      fewer_runs > 0 ? "; [k]: only k runs, one run took long" : "");
+  for (const auto& note : notes) std::printf("- note: %s.\n", note.c_str());
+  if (problems.empty()) {
+    std::printf("- check of every aggregation's last output against the CPU (every slot of every item): ok\n");
+  } else {
+    std::printf("- check of every aggregation's last output against the CPU: %zu MISMATCH(ES)\n", problems.size());
+    for (const auto& problem : problems) std::printf("  - %s\n", problem.c_str());
+  }
+  return problems.empty();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. The pool cliff: N children held pending at once
+
+/// What the runs of one pool row found.
+struct CliffRow {
+  std::size_t pool = 0;
+  Cell time;
+  int failed_min = 0;   ///< failed launches, fewest of all runs (warm-up included)
+  int failed_max = 0;   ///< ... and most
+  int launched = 0;     ///< launches that succeeded, last run
+  std::string errors;   ///< the failed launches' codes, last run ("-" when none)
+  int ran = 0;          ///< children that ran, last run
+  int gave_up = 0;      ///< children that stopped waiting, last run
+};
+
+/// `n` fire-and-forget children held pending at once with the pool at `pool`: `warmups` untimed
+/// runs, then `runs` timed with CUDA events around the parent grid.
+CliffRow run_cliff(int n, std::size_t pool, int warmups, int runs) {
+  CliffRow row;
+  row.pool = set_pool_limit(pool);
+  cdplab::DeviceArray<probe::OverflowCounters> counters(1);
+  const unsigned blocks = (static_cast<unsigned>(n) + kCliffParentThreads - 1) / kCliffParentThreads;
+  cdplab::GpuTimer timer;
+  bench::Samples times;
+  for (int r = 0; r < warmups + runs; ++r) {
+    CDPLAB_CHECK(cudaMemset(counters.data(), 0, sizeof(probe::OverflowCounters)));
+    CDPLAB_CHECK(cudaDeviceSynchronize());
+    timer.start();
+    probe::overflow_parent<<<blocks, kCliffParentThreads>>>(StreamKind::kFireAndForget, n, kChildThreads,
+                                                            kHoldCapNs, counters.data());
+    CDPLAB_CHECK(cudaGetLastError());
+    timer.stop();
+    const double ms = timer.elapsed_ms();
+    CDPLAB_CHECK(cudaDeviceSynchronize());
+    const probe::OverflowCounters c = counters.download()[0];
+    const int failed = n - c.launch_codes[cudaSuccess];
+    if (r == 0) row.failed_min = row.failed_max = failed;
+    row.failed_min = std::min(row.failed_min, failed);
+    row.failed_max = std::max(row.failed_max, failed);
+    if (r < warmups) continue;
+    times.add(ms);
+    row.launched = c.launch_codes[cudaSuccess];
+    row.errors = failed == 0 ? "-" : probe::histogram_text(c.launch_codes, true);
+    row.ran = c.ran;
+    row.gave_up = c.gave_up;
+  }
+  row.time.ms = times.median();
+  row.time.runs = runs;
+  return row;
+}
+
+/// Prints table 2. Launch failures are what it measures, so it never fails the benchmark.
+void run_pool_cliff(const Options& options, std::size_t default_pool) {
+  const PhaseDeadline deadline("2 (the pending launch pool)", kPoolPhaseSeconds);
+  const std::vector<int> sizes =
+      options.quick ? std::vector<int>{2048, 2049, 4096} : std::vector<int>{1024, 2048, 2049, 4096, 10000};
+  const int warmups = 1;
+  const int runs = options.quick ? 1 : 5;
+
+  std::printf("\n## 2. The pending launch pool: N children held pending at once\n\n");
+  const bench::MarkdownTable table({"N children", "pool (1)", "launched", "failed (2)", "error of the failed (3)",
+                                    "children ran (4)", "gave up (5)", "GPU ms (6)"});
+  table.print_header();
+  int varied = 0;
+  int unexplained = 0;
+  for (const int n : sizes) {
+    const auto sized = static_cast<std::size_t>(n);
+    std::vector<std::size_t> pools = {default_pool};
+    if (sized != default_pool) pools.push_back(sized);
+    for (const std::size_t pool : pools) {
+      const CliffRow row = run_cliff(n, pool, warmups, runs);
+      std::string failed = bench::format_count(row.failed_max);
+      if (row.failed_min != row.failed_max) {
+        failed = bench::format_count(row.failed_min) + " to " + failed;
+        ++varied;
+      }
+      if (row.ran != row.launched) ++unexplained;
+      const char* which = sized == default_pool ? " (default = N)" : pool == default_pool ? " (default)" : " (N)";
+      table.print_row({bench::format_count(n), count_text(row.pool) + which, bench::format_count(row.launched), failed,
+                       row.errors, bench::format_count(row.ran), bench::format_count(row.gave_up),
+                       bench::format_ms(row.time.ms)});
+    }
+  }
+  set_pool_limit(default_pool);
+
+  std::printf(
+      "\nOne parent grid of N threads (%u per block); each launches one child <<<1, %u>>> into\n"
+      "cudaStreamFireAndForget. A child waits (spinning on a counter) until every parent thread has tried\n"
+      "its launch, so all N launches compete for the pool at once; a child gives up after %.2f s, so no\n"
+      "run can hang.\n"
+      "(1) cudaLimitDevRuntimePendingLaunchCount as the device reported it after cudaDeviceSetLimit: the\n"
+      "    default the program started with, or N.\n"
+      "(2) launches whose cudaGetLastError() was not cudaSuccess (\"a to b\": it varied between runs, warm-up\n"
+      "    included); launched: those that succeeded (last run).\n"
+      "(3) the error codes of the failed launches (last run): cudaErrorLaunchPendingCountExceeded (69) is\n"
+      "    the pool. In CDP2 a launch that finds the pool full fails; the child never runs. (The CDP1 device\n"
+      "    runtime instead moved launches to a slower, virtualised pool.)\n"
+      "(4) children that ran (last run): every launched child should run.\n"
+      "(5) children that stopped waiting at their time-out (last run); 0 when every launch was tried in time.\n"
+      "(6) CUDA events around the host launch of the parent grid: the launches, the children's waits and runs;\n"
+      "    nothing subtracted. %s after one warm-up run.\n",
+      kCliffParentThreads, kChildThreads, static_cast<double>(kHoldCapNs) * 1e-9,
+      runs == 1 ? "1 timed run" : "Median of 5 timed runs");
+  if (varied > 0) std::printf("- the failures varied between runs in %d row(s).\n", varied);
+  if (unexplained > 0)
+    std::printf("- note: in %d row(s) the children that ran differ from the launches that succeeded.\n", unexplained);
+  std::printf("- the pool was set back to %s after the table.\n", count_text(default_pool).c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Quicksort: the exercise against std::sort
+
+std::vector<int> random_ints(std::size_t n, std::uint64_t seed) {
+  cdplab::Random rng = cdplab::Random(seed).derive(static_cast<std::uint64_t>(n));
+  std::vector<int> data(n);
+  for (auto& v : data) v = static_cast<int>(static_cast<std::uint32_t>(rng.next() >> 32));
+  return data;
+}
+
+/// "" when `found` equals `expected` (both sorted); else the first difference.
+std::string check_sorted(const std::vector<int>& found, const std::vector<int>& expected) {
+  if (found.size() != expected.size())
+    return std::to_string(found.size()) + " ints came back, expected " + std::to_string(expected.size());
+  const auto differs = std::mismatch(found.begin(), found.end(), expected.begin());
+  if (differs.first == found.end()) return "";
+  const std::size_t at = static_cast<std::size_t>(differs.first - found.begin());
+  return "position " + std::to_string(at) + " holds " + std::to_string(*differs.first) + ", std::sort has " +
+         std::to_string(*differs.second) + (std::is_sorted(found.begin(), found.end()) ? "" : " (not in order)");
+}
+
+/// Prints table 3; returns false when a sort was wrong.
+bool run_quicksort(const Options& options) {
+  const PhaseDeadline deadline("3 (quicksort)", kSortPhaseSeconds);
+  const std::vector<std::size_t> sizes =
+      options.quick ? std::vector<std::size_t>{1000000} : std::vector<std::size_t>{1000000, 10000000};
+  const int max_runs = options.quick ? 1 : 3;
+
+  std::printf("\n## 3. Quicksort: the exercise against std::sort\n\n");
+  const bench::MarkdownTable table({"N ints", "CDP quicksort ms (1)", "std::sort ms (2)", "std::sort / CDP",
+                                    "grids (3)", "max depth (3)", "CDP ints/s"});
+  table.print_header();
+  std::vector<std::string> problems;
+  int fewer_runs = 0;
+  for (const std::size_t n : sizes) {
+    const std::vector<int> input = random_ints(n, options.seed);
+
+    st::SortRun last;
+    const Cell cdp = measure_host(max_runs, true, nothing_to_prepare, [&] { last = st::quicksort(input); });
+
+    std::vector<int> expected;
+    const Cell cpu = measure_host(
+        max_runs, false, [&] { expected = input; }, [&] { std::sort(expected.begin(), expected.end()); });
+    const std::string problem = check_sorted(last.sorted, expected);
+    if (!problem.empty()) problems.push_back("N = " + count_text(n) + ": " + problem);
+
+    table.print_row({count_text(n), cell_text(cdp, max_runs, fewer_runs), cell_text(cpu, max_runs, fewer_runs),
+                     cdp.ms > 0.0 ? fixed_text(cpu.ms / cdp.ms, 1) + "x" : "-", count_text(last.grids),
+                     std::to_string(last.max_depth), per_second_text(static_cast<double>(n), cdp.ms)});
+  }
+
+  std::printf(
+      "\nInts: uniform over the whole int range (seed %llu). Host clock (std::chrono::steady_clock) around\n"
+      "whole calls; %s%s.\n"
+      "(1) quicksort(), the exercise of this build, after one warm-up call: the CDP time includes the\n"
+      "    copies (upload of the ints, download of the sorted ints) and the GPU buffers' allocation.\n"
+      "(2) std::sort on one CPU thread, on a fresh copy of the input each run (the copy not timed); no warm-up.\n"
+      "(3) as the exercise reported them for its last run: grids the sort ran (the first included) and the\n"
+      "    deepest recursion level (the first grid is level 0; the limit is %d).\n",
+      static_cast<unsigned long long>(options.seed), options.quick ? "1 timed run" : "median of 3 timed runs",
+      fewer_runs > 0 ? "; [k]: only k runs, one run took long" : "", st::kQuicksortMaxDepth);
+  if (problems.empty()) {
+    std::printf("- check of each last CDP output against std::sort's (every int): ok\n");
+  } else {
+    std::printf("- check of each last CDP output against std::sort's: %zu MISMATCH(ES)\n", problems.size());
+    for (const auto& problem : problems) std::printf("  - %s\n", problem.c_str());
+  }
+  return problems.empty();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+int run(const Options& options) {
+  const auto started = std::chrono::steady_clock::now();
+  if (!bench::print_device_or_skip(kProgram)) return bench::kNoGpuExitCode;
+
+  const std::size_t default_pool = pool_limit();
+  std::printf("%s run, seed %llu. Pending launch pool (cudaLimitDevRuntimePendingLaunchCount) at the start: %s.\n",
+              options.quick ? "Quick (--quick)" : "Full", static_cast<unsigned long long>(options.seed),
+              count_text(default_pool).c_str());
+
+  bool all_ok = run_launch_costs(options);
+
+  // The per-thread aggregation launches one child per item: raise the pool for 1b and 3 (the
+  // exercises may raise it further themselves).
+  const unsigned items = options.quick ? kQuickItems : kFullItems;
+  const std::size_t work_pool = std::max(default_pool, static_cast<std::size_t>(items) + kPendingHeadroom);
+  const std::size_t pool_1b = set_pool_limit(work_pool);
+  std::printf("\nFor 1b and 3 the pending launch pool is raised to %s (one launch per item, plus %s).\n",
+              count_text(pool_1b).c_str(), count_text(kPendingHeadroom).c_str());
+  all_ok = run_aggregation(options) && all_ok;
+
+  run_pool_cliff(options, default_pool);
+
+  const std::size_t pool_3 = set_pool_limit(work_pool);
+  std::printf("\nThe pending launch pool is %s again for 3.\n", count_text(pool_3).c_str());
+  all_ok = run_quicksort(options) && all_ok;
+
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::printf("\nTotal run time %.1f s.%s\n", seconds,
+              all_ok ? "" : " Some launches failed or outputs were WRONG (see the notes above).");
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return bench::run_main(kProgram, kUsage, argc, argv, parse_options, run);
+}

@@ -1,0 +1,120 @@
+// Checks of exercise aggregation: expand_items with one child grid per warp (warp_parent) and
+// per block (block_parent). The outputs are compared slot by slot with the oracle's, and the
+// child grids counted against the warps or blocks that have work.
+#include "harness.h"
+
+#include "05-streams-and-pools.h"
+#include "cdplab/check.h"
+#include "cdplab/random.h"
+#include "cdplab/streams.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace oracle = cdplab::oracle::streams;
+using cdplab::streams::Aggregation;
+using cdplab::streams::ExpandRun;
+using cdplab::streams::kMaxOutputsPerItem;
+
+/// Items of the main checks: 3125 warps, 390 full parent blocks and a partial one.
+constexpr std::size_t kItems = 100000;
+
+/// Runs expand_items; a failed device-side launch is reported with advice for aggregation.
+ExpandRun run_expansion(const std::vector<unsigned>& counts, const std::vector<float>& values, Aggregation how) {
+  try {
+    return cdplab::streams::expand_items(counts, values, how);
+  } catch (const cdplab::DeviceLaunchError& error) {
+    const std::string group = how == Aggregation::per_block ? "block" : "warp";
+    if (error.code() == cudaErrorLaunchPendingCountExceeded) {
+      FAIL(error.what() << ". The host sized the pool for one child per " << group
+                        << ": one thread of each " << group << " launches, once, for all of its items");
+    }
+    FAIL(error.what() << ". Launch a child only when the " << group << "'s total of outputs is above 0, with "
+                      << "child_blocks(total) blocks of kExpandChildThreads threads");
+  }
+  return {};
+}
+
+/// Runs one aggregation and judges its outputs; returns the run for more checks.
+ExpandRun expect_expansion(const std::vector<unsigned>& counts, const std::vector<float>& values, Aggregation how) {
+  INFO(cdplab::streams::to_string(how) << ", " << counts.size() << " items");
+  const ExpandRun run = run_expansion(counts, values, how);
+  const auto verdict = oracle::judge_expansion(counts, values, run.out);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+  return run;
+}
+
+/// Runs one aggregation and judges how many child grids it ran.
+void expect_child_grids(const std::vector<unsigned>& counts, const std::vector<float>& values, Aggregation how) {
+  INFO(cdplab::streams::to_string(how) << ", " << counts.size() << " items");
+  const ExpandRun run = run_expansion(counts, values, how);
+  const auto verdict = oracle::judge_child_grids(counts, how, run.child_grids);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+std::vector<float> random_values(cdplab::Random& rng, std::size_t count) {
+  return cdplab::uniform_floats(rng, count, -4.0f, 4.0f);
+}
+
+}  // namespace
+
+GPU_CHECK("per warp") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto counts = oracle::random_counts(rng, kItems, kMaxOutputsPerItem);
+  expect_expansion(counts, random_values(rng, kItems), Aggregation::per_warp);
+  // A last warp with 7 items; every item with the most outputs.
+  const auto odd = oracle::random_counts(rng, 1000 * 32 + 7, kMaxOutputsPerItem);
+  expect_expansion(odd, random_values(rng, odd.size()), Aggregation::per_warp);
+  const std::vector<unsigned> full(4096, kMaxOutputsPerItem);
+  expect_expansion(full, random_values(rng, full.size()), Aggregation::per_warp);
+}
+
+GPU_CHECK("per block") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto counts = oracle::random_counts(rng, kItems, kMaxOutputsPerItem);
+  expect_expansion(counts, random_values(rng, kItems), Aggregation::per_block);
+  // A block of one item; one block with the most outputs a block can have (16384).
+  const auto odd = oracle::random_counts(rng, 256 * 40 + 1, kMaxOutputsPerItem);
+  expect_expansion(odd, random_values(rng, odd.size()), Aggregation::per_block);
+  const std::vector<unsigned> full(256, kMaxOutputsPerItem);
+  expect_expansion(full, random_values(rng, full.size()), Aggregation::per_block);
+}
+
+GPU_CHECK("one child grid per warp") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto counts = oracle::random_counts(rng, kItems, kMaxOutputsPerItem);
+  expect_child_grids(counts, random_values(rng, kItems), Aggregation::per_warp);
+}
+
+GPU_CHECK("one child grid per block") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto counts = oracle::random_counts(rng, kItems, kMaxOutputsPerItem);
+  expect_child_grids(counts, random_values(rng, kItems), Aggregation::per_block);
+}
+
+GPU_CHECK("items without work") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Idle blocks, idle warps in working blocks, scattered idle items, and a partial last warp
+  // and block: exact outputs, and no child for a warp or block without work.
+  const auto sparse = oracle::sparse_counts(rng, kItems - 9);
+  const auto values = random_values(rng, sparse.size());
+  REQUIRE(oracle::groups_with_work(sparse, oracle::kItemsPerWarp) <
+          (sparse.size() + oracle::kItemsPerWarp - 1) / oracle::kItemsPerWarp);
+  for (const Aggregation how : {Aggregation::per_warp, Aggregation::per_block}) {
+    const ExpandRun run = expect_expansion(sparse, values, how);
+    const auto verdict = oracle::judge_child_grids(sparse, how, run.child_grids);
+    CHECK_MESSAGE(verdict.ok, verdict.message);
+  }
+  // No item has work at all: no child may run, and every slot stays 0.
+  const std::vector<unsigned> idle(3000, 0);
+  const auto idle_values = random_values(rng, idle.size());
+  for (const Aggregation how : {Aggregation::per_warp, Aggregation::per_block}) {
+    const ExpandRun run = expect_expansion(idle, idle_values, how);
+    CHECK_MESSAGE(run.child_grids == 0, cdplab::streams::to_string(how)
+                                            << ": no item has work, yet " << run.child_grids
+                                            << " child grid(s) ran: launch only when the total of outputs is above 0");
+  }
+}

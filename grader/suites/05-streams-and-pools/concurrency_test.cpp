@@ -1,0 +1,64 @@
+// Checks of exercise concurrency: launch_timed_children and its kernel concurrency_parent, with
+// the grader's timed_child recording when each child ran. The timelines are judged by
+// support/streams_verdicts.h.
+#include "harness.h"
+
+#include "cdplab/streams.h"
+#include "cdplab/timeline.h"
+#include "support/streams_verdicts.h"
+
+#include <vector>
+
+namespace {
+
+namespace verdicts = cdplab::support::streams;
+using cdplab::streams::LaunchStrategy;
+using cdplab::timeline::Span;
+
+/// Runs the exercise and checks that every child ran; returns the spans (empty when not all ran).
+std::vector<Span> run_children(LaunchStrategy strategy, unsigned blocks, unsigned threads, unsigned child_ns) {
+  cdplab::harness::advise_on_hang(
+      "each child works well under a millisecond and the parent never waits for one: a hang means a "
+      "kernel spins on something that never happens");
+  const std::vector<Span> spans = cdplab::streams::launch_timed_children(strategy, blocks, threads, child_ns);
+  const auto all_ran = verdicts::judge_all_ran(spans, blocks, threads);
+  CHECK_MESSAGE(all_ran.ok, all_ran.message);
+  return all_ran.ok ? spans : std::vector<Span>{};
+}
+
+}  // namespace
+
+GPU_CHECK("null stream serialises each block") {
+  const auto spans = run_children(LaunchStrategy::null_stream, 4, 32, 20000);
+  if (spans.empty()) return;
+  const auto verdict = verdicts::judge_serial_within_blocks(spans);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+GPU_CHECK("null stream blocks overlap each other") {
+  // Eight chains of eight 100 us children: the chains start together and last 800 us each.
+  const auto spans = run_children(LaunchStrategy::null_stream, 8, 8, 100000);
+  if (spans.empty()) return;
+  const auto verdict = verdicts::judge_blocks_overlap(spans);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+GPU_CHECK("named streams overlap") {
+  const auto spans = run_children(LaunchStrategy::named_streams, 4, 32, 100000);
+  if (spans.empty()) return;
+  const auto verdict = verdicts::judge_overlap_within_blocks(
+      spans, "named streams",
+      "Each thread creates its own stream with cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), launches "
+      "into it (the fourth launch parameter) and then destroys it with cudaStreamDestroy.");
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+GPU_CHECK("fire-and-forget overlaps") {
+  const auto spans = run_children(LaunchStrategy::fire_and_forget, 4, 32, 100000);
+  if (spans.empty()) return;
+  const auto verdict = verdicts::judge_overlap_within_blocks(
+      spans, "fire-and-forget",
+      "Launch into cudaStreamFireAndForget (the fourth launch parameter): every such launch runs independently of "
+      "the others.");
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}

@@ -1,0 +1,49 @@
+// Checks of exercise pools: launch_many_children and its kernel pool_parent, with the grader's
+// held_child keeping every child pending until all launches are reported. The runs are judged
+// by support/streams_verdicts.h.
+#include "harness.h"
+
+#include "cdplab/check.h"
+#include "cdplab/streams.h"
+#include "support/streams_verdicts.h"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+namespace verdicts = cdplab::support::streams;
+using cdplab::streams::PoolRun;
+
+/// Puts the pending launch pool back to its default, so that a run shows what the exercise
+/// itself sets, whatever ran before it in this process.
+void reset_pool() {
+  CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, verdicts::kDefaultPendingLaunches));
+}
+
+/// Runs the exercise for `children` children, from the default pool, and judges the run.
+PoolRun expect_every_child_ran(unsigned children) {
+  cdplab::harness::advise_on_hang(
+      "a held child gives up after half a second when the launch reports do not arrive: a hang means a kernel "
+      "waits for something else that never happens");
+  reset_pool();
+  const PoolRun run = cdplab::streams::launch_many_children(children);
+  const auto verdict = verdicts::judge_pool_run(run);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+  return run;
+}
+
+}  // namespace
+
+GPU_CHECK("4096 children") { expect_every_child_ran(4096); }
+
+GPU_CHECK("20000 children") { expect_every_child_ran(20000); }
+
+GPU_CHECK("60000 children") { expect_every_child_ran(60000); }
+
+GPU_CHECK("pool sized from the workload") {
+  // Both runs start from the default pool: a pool sized from the workload grows with it.
+  const PoolRun smaller = expect_every_child_ran(5000);
+  const PoolRun larger = expect_every_child_ran(30000);
+  const auto verdict = verdicts::judge_pool_sizing(smaller, larger);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}

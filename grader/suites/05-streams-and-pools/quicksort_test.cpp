@@ -1,0 +1,115 @@
+// Checks of exercise quicksort: quicksort() and its kernel quicksort_kernel. Every run is judged
+// against std::sort of its input, and its depth and grid count against what any correct sort
+// of that input can record (oracle::judge_sort_run).
+#include "harness.h"
+
+#include "05-streams-and-pools.h"
+#include "cdplab/check.h"
+#include "cdplab/random.h"
+#include "cdplab/streams.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace oracle = cdplab::oracle::streams;
+using cdplab::streams::kBlockSortSize;
+using cdplab::streams::kQuicksortMaxDepth;
+
+/// Values in the large inputs: enough that a single-thread partition at the top costs a few
+/// milliseconds, and that the sort needs several levels.
+constexpr std::size_t kLarge = 200000;
+
+/// Sorts `input` on the GPU and judges the run; a failed device-side launch is reported with
+/// the advice that fits a recursive sort.
+void expect_sorted(const std::vector<int>& input, const std::string& what) {
+  INFO(what << ", " << input.size() << " values");
+  cdplab::streams::SortRun run;
+  try {
+    run = cdplab::streams::quicksort(input);
+  } catch (const cdplab::DeviceLaunchError& error) {
+    if (error.code() == cudaErrorLaunchPendingCountExceeded) {
+      FAIL(error.what() << ". A launch of the sort holds its pool entry until its grid and all the grids below it "
+                           "have finished, so the whole tree can be pending at once: before the first launch, the "
+                           "host raises cudaLimitDevRuntimePendingLaunchCount to the most launches a sort of n "
+                           "values can make");
+    }
+    FAIL(error.what() << ". Check the launches of quicksort_kernel: one block each, in a stream the thread created "
+                         "with cudaStreamNonBlocking, over a non-empty range, and none at depth kQuicksortMaxDepth");
+  }
+  const auto verdict = oracle::judge_sort_run(input, run);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+/// `count` values rising from a seeded base: the base may be negative.
+std::vector<int> ascending(cdplab::Random& rng, std::size_t count) {
+  const int base = static_cast<int>(rng.integer(-1000000, 1000000));
+  std::vector<int> values(count);
+  for (std::size_t i = 0; i < count; ++i) values[i] = base + static_cast<int>(i);
+  return values;
+}
+
+}  // namespace
+
+GPU_CHECK("random") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Around the block sort's size: one block alone, exactly full, and the first partition.
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{777}, std::size_t{kBlockSortSize},
+                              std::size_t{kBlockSortSize + 1}, std::size_t{5000}}) {
+    expect_sorted(oracle::random_ints(rng, n), "random ints, every int value possible");
+  }
+  expect_sorted(oracle::random_ints(rng, kLarge), "random ints, every int value possible");
+  expect_sorted(oracle::random_ints(rng, kLarge, -1000, 1000), "random ints in [-1000, 1000]");
+  // Thousands of grids: many more launches than the default pool of 2048 holds, most of
+  // them pending at the same time.
+  cdplab::harness::advise_on_hang(
+      "a sort of 4 million values: a single-thread partition of the first range takes some 100 ms, the levels "
+      "below less and less. A much longer run means the recursion does not stop (is every range of at most "
+      "kBlockSortSize values sorted by its block, and depth + 1 handed to each child?)");
+  expect_sorted(oracle::random_ints(rng, std::size_t{1} << 22), "4 million random ints");
+}
+
+GPU_CHECK("sorted") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_sorted(ascending(rng, kLarge), "already sorted");
+  expect_sorted(ascending(rng, kBlockSortSize + 1), "already sorted");
+}
+
+GPU_CHECK("reversed") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  std::vector<int> values = ascending(rng, kLarge);
+  std::vector<int> reversed(values.rbegin(), values.rend());
+  expect_sorted(reversed, "sorted in reverse");
+}
+
+GPU_CHECK("all equal") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // A partition that sends the values equal to the pivot to one side would peel off one value
+  // per level here; Hoare's scheme splits equal values in the middle.
+  const int value = static_cast<int>(rng.integer(-1000000, 1000000));
+  expect_sorted(std::vector<int>(kLarge, value), "all values equal");
+}
+
+GPU_CHECK("many duplicates") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  expect_sorted(oracle::random_ints(rng, kLarge, 0, 7), "values in 0 .. 7");
+}
+
+GPU_CHECK("depth stays bounded") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto n = static_cast<std::size_t>(rng.integer(96000, 104000));
+  const std::vector<int> pipe = oracle::organ_pipe(n, static_cast<int>(rng.integer(-1000000, 1000000)));
+  // The input must drive the given partition past the depth limit, or the check proves nothing.
+  const std::size_t fallback = oracle::largest_range_at_depth_limit(pipe);
+  REQUIRE_MESSAGE(fallback > kBlockSortSize, "the check's organ pipe of " << n << " values does not reach depth "
+                                                                          << kQuicksortMaxDepth);
+  cdplab::harness::advise_on_hang(
+      "an organ pipe of " + std::to_string(n) + " values drives the median-of-three partition to depth " +
+      std::to_string(kQuicksortMaxDepth) + " with " + std::to_string(fallback) +
+      " values still in one range; one thread heapsorts them there in well under a second. Without the depth "
+      "limit the recursion goes much deeper");
+  expect_sorted(pipe, "an organ pipe (rising, then falling)");
+}

@@ -1,0 +1,188 @@
+/// @file streams_verdicts.h
+/// @brief How the checks of chapter 05's concurrency and pools exercises judge a run: pure
+///        functions of the recorded timeline or PoolRun, so that the project's CPU tests can
+///        feed them made-up runs (serial, overlapping, short of pool entries) as well.
+#pragma once
+
+#include "compare.h"
+#include "cdplab/check.h"
+#include "cdplab/streams.h"
+#include "cdplab/timeline.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace cdplab::support::streams {
+
+using cdplab::oracle::Verdict;
+using cdplab::streams::PoolRun;
+using cdplab::timeline::Span;
+
+/// How many of one block's children must run at once for a strategy to count as concurrent.
+/// A NULL-stream parent never gets past 1; a named-stream or fire-and-forget parent of 32
+/// threads per block issues its launches within a few tens of microseconds, so children of
+/// 100 us overlap by far more than this on every run.
+constexpr int kConcurrentThreshold = 4;
+
+/// Spans are shortened by this much at their end before the NULL-stream check counts overlaps,
+/// so that a few hundred nanoseconds of timer skew between SMs can never show a chain of
+/// children that ran one after the other as overlapping. Children run for 20 us or more.
+constexpr unsigned long long kClockSlackNs = 1000;
+
+/// cudaLimitDevRuntimePendingLaunchCount before anything raises it.
+constexpr std::size_t kDefaultPendingLaunches = 2048;
+
+/// The text timeline of the spans of blocks 0 .. blocks - 1, introduced by a line.
+inline std::string timeline_of_first_blocks(const std::vector<Span>& spans, unsigned blocks) {
+  std::vector<Span> first;
+  for (const Span& s : spans)
+    if (s.group < blocks) first.push_back(s);
+  return "\nthe children of the first " + (blocks == 1 ? std::string("block") : std::to_string(blocks) + " blocks") +
+         ", in time:\n" + timeline::render_text(first, 60, 48);
+}
+
+/// The block with the most children running at once, and that number.
+inline std::pair<unsigned, int> busiest_block(const std::vector<Span>& spans) {
+  std::pair<unsigned, int> best{0, 0};
+  std::vector<unsigned> groups;
+  for (const Span& s : spans) groups.push_back(s.group);
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  for (unsigned g : groups) {
+    std::vector<Span> members;
+    for (const Span& s : spans)
+      if (s.group == g) members.push_back(s);
+    const int overlap = timeline::max_overlap(members);
+    if (overlap > best.second) best = {g, overlap};
+  }
+  return best;
+}
+
+/// Every one of the blocks x threads children ran: one span each, with a start time.
+inline Verdict judge_all_ran(const std::vector<Span>& spans, unsigned blocks, unsigned threads) {
+  const std::size_t expected = std::size_t{blocks} * threads;
+  std::ostringstream out;
+  if (spans.size() != expected) {
+    out << "expected " << expected << " spans (one per parent thread), found " << spans.size();
+    return oracle::fail(out.str());
+  }
+  std::size_t missing = 0;
+  const Span* first_missing = nullptr;
+  for (const Span& s : spans) {
+    if (s.ran()) continue;
+    if (missing++ == 0) first_missing = &s;
+  }
+  if (missing == 0) return oracle::pass();
+  if (missing == expected) {
+    out << "no child grid ran: all " << expected << " spans have no start time. Every parent thread launches "
+        << "grader::timed_child<<<1, kTimedChildThreads>>>(spans, slot, child_ns) once, with its own slot "
+        << "blockIdx.x * blockDim.x + threadIdx.x";
+    return oracle::fail(out.str());
+  }
+  out << missing << " of " << expected << " children never ran (no start time), the first of them launched by block "
+      << first_missing->group << " thread " << first_missing->lane << ". Every parent thread launches "
+      << "grader::timed_child once, with its own slot blockIdx.x * blockDim.x + threadIdx.x"
+      << timeline_of_first_blocks(spans, 1);
+  return oracle::fail(out.str());
+}
+
+/// NULL stream: the children of each block ran one at a time.
+inline Verdict judge_serial_within_blocks(const std::vector<Span>& spans) {
+  std::vector<Span> trimmed = spans;
+  for (Span& s : trimmed) s.end_ns = std::max(s.start_ns, s.end_ns - std::min(s.end_ns, kClockSlackNs));
+  const auto [block, overlap] = busiest_block(trimmed);
+  if (overlap <= 1) return oracle::pass();
+  std::ostringstream out;
+  out << "null stream: up to " << overlap << " children of block " << block << " ran at the same time; expected 1. "
+      << "Launches of one block into the NULL stream run one after the other: for this strategy launch without a "
+      << "stream argument (timed_child<<<1, kTimedChildThreads>>>), not into a stream of your own"
+      << timeline_of_first_blocks(spans, 1);
+  return oracle::fail(out.str());
+}
+
+/// NULL stream, several blocks: children of different blocks ran at the same time.
+inline Verdict judge_blocks_overlap(const std::vector<Span>& spans) {
+  const int overlap = timeline::max_overlap(spans);
+  if (overlap >= 2) return oracle::pass();
+  std::ostringstream out;
+  out << "null stream: at most " << overlap << " child ran at any moment over all blocks; expected at least 2. "
+      << "Each block has a NULL stream of its own, so the chains of different blocks run side by side: let every "
+      << "thread of every block launch its own child, with nothing that makes one block wait for another"
+      << timeline_of_first_blocks(spans, 4);
+  return oracle::fail(out.str());
+}
+
+/// Named streams or fire-and-forget: at least `threshold` children of one block ran at once.
+/// `strategy` names it in the message; `advice` says how to launch it.
+inline Verdict judge_overlap_within_blocks(const std::vector<Span>& spans, const std::string& strategy,
+                                           const std::string& advice, int threshold = kConcurrentThreshold) {
+  const int overlap = timeline::max_overlap_within_group(spans);
+  if (overlap >= threshold) return oracle::pass();
+  std::ostringstream out;
+  out << strategy << ": at most " << overlap << " children of one block ran at the same time; expected at least "
+      << threshold << " (in the NULL stream it is 1: each child waits for the one before it). " << advice
+      << timeline_of_first_blocks(spans, 1);
+  return oracle::fail(out.str());
+}
+
+/// Every child ran, no launch failed, no child gave up waiting.
+inline Verdict judge_pool_run(const PoolRun& run) {
+  std::ostringstream out;
+  if (run.launch_failures > 0) {
+    const auto code = static_cast<cudaError_t>(run.first_error);
+    if (code == cudaErrorLaunchPendingCountExceeded) {
+      out << run.launch_failures << " of " << run.children << " launches failed with error " << run.first_error
+          << " (cudaErrorLaunchPendingCountExceeded): the pool held " << run.pool_limit
+          << " pending launches; in CDP2 a launch that finds the pool full fails, and its child never runs. "
+          << "Before launching pool_parent, raise cudaLimitDevRuntimePendingLaunchCount to at least the "
+          << run.children << " children that are pending at once, plus a margin";
+    } else {
+      out << run.launch_failures << " of " << run.children << " launches failed, the first with "
+          << cdplab::explain_cuda_error(code);
+    }
+    return oracle::fail(out.str());
+  }
+  if (run.children_gave_up) {
+    out << "children gave up waiting: report every launch with grader::report_launch (right after the launch, with "
+        << "cudaGetLastError()). Each child waits until all " << run.children
+        << " launches have been reported, the failed ones too; " << run.children_ran << " of " << run.children
+        << " children ran";
+    return oracle::fail(out.str());
+  }
+  if (run.children_ran != run.children) {
+    out << run.children_ran << " of " << run.children << " children ran, yet no launch was reported as failed: every "
+        << "thread i < " << run.children << " of pool_parent launches grader::held_child<<<1, 32>>>(board, i) once";
+    return oracle::fail(out.str());
+  }
+  return oracle::pass();
+}
+
+/// The pool limits of two runs, each started from the default limit, show a pool sized from
+/// the workload: each holds that run's children, and the larger workload got the larger pool
+/// (a fixed limit, however large, does not grow).
+inline Verdict judge_pool_sizing(const PoolRun& smaller, const PoolRun& larger) {
+  std::ostringstream out;
+  for (const PoolRun* run : {&smaller, &larger}) {
+    if (run->pool_limit < run->children) {
+      out << "for " << run->children << " children PoolRun::pool_limit says " << run->pool_limit
+          << ", fewer than the children pending at once: set cudaLimitDevRuntimePendingLaunchCount from the workload, "
+          << "read it back with cudaDeviceGetLimit and record that value in pool_limit";
+      return oracle::fail(out.str());
+    }
+  }
+  if (larger.pool_limit <= smaller.pool_limit) {
+    out << "the pool does not follow the workload: " << smaller.children << " children got a pool of "
+        << smaller.pool_limit << ", " << larger.children << " children a pool of " << larger.pool_limit
+        << " (both runs started from the default of " << kDefaultPendingLaunches << "). Compute the limit from the "
+        << "number of children (plus a margin) instead of a fixed number: every pool entry costs device memory";
+    return oracle::fail(out.str());
+  }
+  return oracle::pass();
+}
+
+}  // namespace cdplab::support::streams

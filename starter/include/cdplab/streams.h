@@ -1,0 +1,129 @@
+/// @file streams.h
+/// @brief Chapter 05 (streams and pools): the entry points of the four programming exercises,
+///        and the grader-side kernels two of them launch.
+///
+/// A block's launches into the NULL stream run one after the other; named non-blocking streams
+/// and cudaStreamFireAndForget let them run side by side. Every launch that has not finished
+/// holds an entry of the pending launch pool (2048 by default); in CDP2 a launch that finds the
+/// pool full fails with cudaErrorLaunchPendingCountExceeded (69) instead of slowing down.
+#pragma once
+
+#include "cdplab/timeline.h"
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace cdplab::streams {
+
+/// How each parent thread of exercise a launches its child.
+enum class LaunchStrategy : int {
+  null_stream = 0,      ///< the default (NULL) stream: `child<<<g, b>>>`
+  named_streams = 1,    ///< a cudaStreamNonBlocking stream the thread creates (and destroys)
+  fire_and_forget = 2,  ///< cudaStreamFireAndForget
+};
+
+/// The strategy's name as the lesson writes it ("null stream", ...).
+const char* to_string(LaunchStrategy strategy);
+
+/// Exercise a (concurrency.cu): a parent grid of `blocks` x `threads` threads; every thread
+/// launches the grader's timed_child (below) once, into the stream `strategy` names, with the
+/// slot blockIdx.x * blockDim.x + threadIdx.x. Each child works about `child_ns` nanoseconds.
+/// Returns one span per parent thread (group: its block, lane: its thread).
+std::vector<timeline::Span> launch_timed_children(LaunchStrategy strategy, unsigned blocks, unsigned threads,
+                                                  unsigned child_ns);
+
+/// What one run of exercise b did.
+struct PoolRun {
+  unsigned children = 0;           ///< children the workload asked for
+  unsigned children_ran = 0;       ///< children that ran (each marks its own slot)
+  unsigned launch_failures = 0;    ///< launches the parent reported as failed
+  int first_error = 0;             ///< the cudaError_t of the first failed launch (0: none)
+  bool children_gave_up = false;   ///< some child stopped waiting for the launch reports
+  std::size_t pool_limit = 0;      ///< cudaLimitDevRuntimePendingLaunchCount during the run
+};
+
+/// Exercise b (pools.cu): sizes the pending launch pool from the workload, then a parent of
+/// `children` threads launches one grader::held_child each and reports every launch's result
+/// with grader::report_launch. The children wait until every launch has been reported, so all
+/// of them are pending at the same time.
+PoolRun launch_many_children(unsigned children);
+
+/// Exercise c (quicksort.cu): the deepest recursion level a grid of the sort may reach (the
+/// first grid is level 0). At this level a range is sorted in place by one block, however long.
+constexpr int kQuicksortMaxDepth = 16;
+/// Exercise c: ranges of at most this many elements are sorted by one block in shared memory.
+constexpr unsigned kBlockSortSize = 1024;
+
+/// What one run of exercise c did.
+struct SortRun {
+  std::vector<int> sorted;  ///< the data, sorted ascending
+  int max_depth = 0;        ///< the deepest recursion level a grid reached
+  unsigned grids = 0;       ///< how many grids the sort ran, the first one included
+};
+
+/// Exercise c: quicksort with dynamic parallelism. A grid partitions its range around a pivot
+/// and launches the left and right parts as children, each in its own cudaStreamNonBlocking
+/// stream; ranges of at most kBlockSortSize elements, and every range at depth
+/// kQuicksortMaxDepth, are sorted by one block instead.
+SortRun quicksort(const std::vector<int>& data);
+
+/// Exercise d (aggregation.cu): who launches the child grids that expand the items.
+enum class Aggregation : int {
+  per_thread = 0,  ///< every parent thread launches a child for its own item (given)
+  per_warp = 1,    ///< lane 0 of every warp launches one child for the warp's items
+  per_block = 2,   ///< thread 0 of every block launches one child for the block's items
+};
+
+/// The aggregation's name as the lesson writes it ("per thread", ...).
+const char* to_string(Aggregation aggregation);
+
+/// Exercise d: the most outputs one item may have.
+constexpr unsigned kMaxOutputsPerItem = 64;
+
+/// What one run of exercise d produced.
+struct ExpandRun {
+  std::vector<float> out;   ///< kMaxOutputsPerItem slots per item
+  unsigned child_grids = 0; ///< child grids launched (each child grid counts itself once)
+};
+
+/// Exercise d: item i has counts[i] <= kMaxOutputsPerItem outputs. The parent (one thread per
+/// item, 256 per block) launches children as `how` says; the children write
+/// out[i * kMaxOutputsPerItem + k] = values[i] * (k + 1) for every k < counts[i], and nothing else
+/// (the other slots stay 0).
+ExpandRun expand_items(const std::vector<unsigned>& counts, const std::vector<float>& values, Aggregation how);
+
+}  // namespace cdplab::streams
+
+#ifdef __CUDACC__  // kernel declarations mean something to device code only
+namespace cdplab::streams::grader {
+
+/// Exercise a: the threads of one timed_child grid (launch it as `<<<1, kTimedChildThreads>>>`).
+constexpr unsigned kTimedChildThreads = 32;
+
+/// Exercise a, the grader's child: records its start in spans[slot].start_ns, works about
+/// `work_ns` nanoseconds, records its end in spans[slot].end_ns.
+__global__ void timed_child(timeline::Span* spans, unsigned slot, unsigned work_ns);
+
+/// Exercise b: what the parent reports and the children wait for (the grader allocates it).
+struct LaunchBoard {
+  unsigned expected;    ///< launches the parent will make
+  unsigned reported;    ///< launches reported so far, failed or not
+  unsigned failed;      ///< launches that failed
+  int first_error;      ///< the error of the first failed launch
+  unsigned gave_up;     ///< children that stopped waiting (reports missing)
+  unsigned* ran;        ///< one flag per child: set when child `slot` ran
+};
+
+/// Exercise b, device side: the parent calls it right after each launch with that launch's
+/// result (`cudaGetLastError()`).
+__device__ void report_launch(LaunchBoard* board, cudaError_t result);
+
+/// Exercise b, the grader's child (launch it as `<<<1, 32>>>`): waits until every launch of
+/// the parent has been reported (or about half a second has passed: then it gives up), then
+/// marks board->ran[slot].
+__global__ void held_child(LaunchBoard* board, unsigned slot);
+
+}  // namespace cdplab::streams::grader
+#endif
