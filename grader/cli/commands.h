@@ -4,6 +4,8 @@
 
 #include "context.h"
 
+#include "batch/slurm.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +21,7 @@ struct GradeArgs {
   std::string output;                   ///< where the format goes; stdout when empty
   std::string build_dir;                ///< grade: the build tree to use
   bool quiet = false;                   ///< no progress lines
+  bool sanitize = false;                ///< run the suites again under compute-sanitizer
 };
 
 /// Options of `cdplab grade` over a class folder (a folder of submission folders and archives).
@@ -34,12 +37,17 @@ int run_list(Context& ctx);
 int run_check(Context& ctx, const GradeArgs& args);
 /// Grades one submission folder, or (when `folder` holds submissions) a whole class.
 int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args);
+/// `cdplab grade CLASS --slurm` and the two parts its jobs run (--slurm-task, --slurm-merge).
+int run_grade_slurm(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args,
+                    const batch::slurm::Request& request);
 int run_hint(Context& ctx, const std::string& name, bool all);
 int run_reset(Context& ctx, const std::string& name);
 int run_rules(Context& ctx, const std::string& file, bool dot, const std::string& exercise);
 /// Builds and runs a chapter's program: kind "drivers" (`cdplab run`) or "benches" (`cdplab bench`).
 int run_program(Context& ctx, const std::string& kind, const std::string& chapter, const std::vector<std::string>& args);
 int run_starters(Context& ctx, bool write);
+/// Writes the student release (no solutions, no project tests) into a new folder.
+int run_release(Context& ctx, const std::string& folder);
 /// Builds the CDP probe in this cdplab's build tree and runs it with `args` (`cdplab probe`):
 /// it prints the CDP2 facts measured on the GPU present. Replaces this process on success.
 int run_probe(Context& ctx, const std::vector<std::string>& args);

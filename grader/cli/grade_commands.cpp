@@ -1,15 +1,23 @@
 // `cdplab check` (the student's own work, in this build tree) and `cdplab grade DIR`
 // (a submission folder, in a build tree of its own). Both grade with grading::grade_all.
+// `cdplab grade CLASS` grades a folder of submissions with the class grader (batch/), here or,
+// with --slurm, as a job array on a Slurm cluster (batch/slurm.h).
 #include "build_config.h"
 #include "commands.h"
 #include "progress.h"
 #include "report/report.h"
+#include "report/text.h"
 
 #include "batch/batch.h"
+#include "batch/slurm.h"
 #include "grading/grade.h"
+#include "sanitizer/sanitizer.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 
@@ -57,6 +65,7 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
   grading::GradeOptions options;
   options.seed = args.seed.value_or(default_seed);
   options.check_seconds = build_config::kCheckSeconds;
+  if (args.sanitize) options.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
   if (!args.quiet) options.progress = print_progress;
   return options;
 }
@@ -102,47 +111,249 @@ int run_check(Context& ctx, const GradeArgs& args) {
 
 namespace {
 
-/// A whole class: every submission of `dir`, then the gradebook and the summary.
-int grade_class(Context& ctx, const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args) {
-  const auto submissions = batch::find_submissions(dir);
+/// The class folder as given, absolute, without a trailing separator ("class/" is "class").
+fs::path class_folder(const std::string& folder) {
+  fs::path dir = fs::absolute(folder).lexically_normal();
+  if (!dir.has_filename() && dir.has_parent_path() && dir != dir.root_path()) dir = dir.parent_path();
+  if (!fs::is_directory(dir)) throw UsageError("no folder " + dir.string() + " to grade");
+  return dir;
+}
+
+/// A class's submissions; none is a usage error.
+std::vector<batch::Submission> class_submissions(const fs::path& dir) {
+  auto submissions = batch::find_submissions(dir);
   if (submissions.empty()) {
-    throw UsageError(dir.string() + " holds neither a chapter folder (one submission, laid out like chapters/, e.g. " +
+    throw UsageError(dir.string() + " holds no chapter folder (one submission is laid out like chapters/, e.g. " +
                      (dir / "01-fundamentals" / "child_grids.cu").string() +
-                     ") nor submissions (folders or .zip/.tar.gz archives, one per student)");
+                     ") and no submissions (a class: folders or .zip/.tar.gz archives, one per student)");
   }
+  return submissions;
+}
+
+/// The options of the class grader, from the command line; refuses the one-submission options.
+batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args) {
   if (args.format != "terminal" || !args.output.empty() || !args.build_dir.empty() || args.seed)
     throw UsageError("--format, --output, --build-dir and --seed grade one submission; a class gets every format "
                      "in its results folder (--out), each run with fresh seeds");
   batch::BatchOptions options;
-  options.out_dir = class_args.out.empty() ? fs::path(dir.string() + "-grades") : fs::absolute(class_args.out);
+  options.out_dir = class_args.out.empty() ? fs::path(dir.string() + "-grades")
+                                           : fs::absolute(class_args.out).lexically_normal();
+  // Inside the class folder, the results would be taken for a student's submission next time.
+  const auto [end, ignored] = std::mismatch(dir.begin(), dir.end(), options.out_dir.begin(), options.out_dir.end());
+  if (end == dir.end())
+    throw UsageError("the results folder " + options.out_dir.string() + " lies inside the class folder " +
+                     dir.string() + ": choose another --out");
   options.parallel = class_args.parallel;
   options.gpus = class_args.gpus;
   options.force = class_args.force;
   options.regrade = class_args.regrade;
   options.grade.check_seconds = build_config::kCheckSeconds;
+  if (args.sanitize) options.grade.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
   options.tool_version = build_config::kVersion;
   options.log = [](const std::string& line) { std::cerr << "cdplab: " << line << "\n"; };
+  return options;
+}
+
+/// What the local and the Slurm runs print at the end: the summary and where the files are.
+void print_class_summary(const std::vector<report::ClassRow>& rows, const fs::path& out_dir) {
+  std::cout << report::to_class_summary(rows) << "\ngradebook: " << (out_dir / "gradebook.csv").string()
+            << "\nfeedback: " << (out_dir / "students").string() << "/<student>/feedback.html\n";
+}
+
+/// The exit status of a class: 1 when someone could not be graded (the grader's trouble, logged),
+/// 3 when a grade is not final, 0 otherwise (the students' own failures are in their grades).
+int class_exit_code(int not_graded, const std::vector<grading::GradeReport>& reports) {
+  if (not_graded > 0) return kSomeFailed;
+  for (const auto& r : reports)
+    if (!r.complete()) return kIncomplete;
+  return kAllPassed;
+}
+
+/// Whether `file` holds `report`: the result of this run, not one an earlier run left there
+/// (a student whose files could not be written has a report but no result).
+bool holds_report(const fs::path& file, const grading::GradeReport& report) {
+  try {
+    return report::to_json(report::from_json(nlohmann::json::parse(read_text(file)))) == report::to_json(report);
+  } catch (const std::exception&) {
+    return false;  // missing or unreadable
+  }
+}
+
+/// A whole class: every submission of `dir`, then the gradebook and the summary.
+int grade_class(Context& ctx, const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args) {
+  const auto submissions = class_submissions(dir);
+  const batch::BatchOptions options = class_options(dir, args, class_args);
   fs::create_directories(options.out_dir);
   std::cerr << "cdplab: grading " << submissions.size() << " submissions of " << dir.string() << " into "
             << options.out_dir.string() << "\n";
   const auto exercises = select_exercises(ctx.book, args.names);
   const auto results = batch::grade_class(submissions, exercises, ctx.book, ctx.root, ctx.toolchain, options);
-  const auto rows = batch::write_class_reports(options.out_dir, options.log);
-  std::cout << report::to_class_summary(rows) << "\ngradebook: " << (options.out_dir / "gradebook.csv").string()
-            << "\nfeedback: " << (options.out_dir / "students").string() << "/<student>/feedback.html\n";
-  int graded = 0;
-  for (const auto& r : results) graded += r.report.exercises.empty() ? 0 : 1;
-  if (graded < static_cast<int>(submissions.size())) return kSomeFailed;  // the grader's own trouble, logged
-  for (const auto& r : results)
-    if (!r.report.complete()) return kIncomplete;
+  print_class_summary(batch::write_class_reports(options.out_dir, options.log), options.out_dir);
+  int not_graded = 0;
+  std::vector<grading::GradeReport> reports;
+  for (const auto& r : results) {
+    if (!r.reused && !holds_report(options.out_dir / "students" / r.name / "result.json", r.report)) ++not_graded;
+    reports.push_back(r.report);
+  }
+  return class_exit_code(not_graded, reports);
+}
+
+// ---- Slurm: a job array with one task per submission, then a merge job ----------------------
+
+namespace slurm = batch::slurm;
+
+/// One array task: grades submission `index` of OUT/slurm/submissions.txt, then marks it done.
+int grade_slurm_task(Context& ctx, const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args,
+                     std::size_t index) {
+  batch::BatchOptions options = class_options(dir, args, class_args);
+  options.parallel = 1;
+  options.gpus = 1;  // the GPU Slurm gave the task (CUDA_VISIBLE_DEVICES is Slurm's to set)
+  const slurm::Layout layout(options.out_dir);
+  if (!fs::exists(layout.listing))
+    throw UsageError("no " + layout.listing.string() + ": --slurm-task runs in a job that cdplab grade --slurm submitted");
+  const auto listed = slurm::read_listing(read_text(layout.listing));
+  if (index >= listed.size())
+    throw UsageError("task " + std::to_string(index) + " has no submission: " + layout.listing.string() + " lists " +
+                     std::to_string(listed.size()));
+  const batch::Submission& submission = listed[index];
+  std::cerr << "cdplab: task " << index << ": grading " << submission.name << " (" << submission.source.string()
+            << ")\n";
+  const auto exercises = select_exercises(ctx.book, args.names);
+  const auto results = batch::grade_class({submission}, exercises, ctx.book, ctx.root, ctx.toolchain, options);
+  const auto& report = results.front().report;
+  if (!results.front().reused && !holds_report(options.out_dir / "students" / submission.name / "result.json", report))
+    return kSomeFailed;  // its files could not be written (logged by grade_class): no done marker
+  std::string summary = results.front().reused ? "graded before (kept)" : "graded";
+  summary += " " + report::text::format_score(report.points(), report.max_points());
+  if (!report.complete()) summary += ", incomplete";
+  slurm::mark_done(layout, index, summary);
+  std::cerr << "cdplab: task " << index << ": " << submission.name << ": " << summary << "\n";
+  return kAllPassed;  // the grade itself is in the results; the task did its work
+}
+
+/// The merge job: the gradebook and the summary from every result written so far.
+int merge_slurm_results(const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args) {
+  const batch::BatchOptions options = class_options(dir, args, class_args);
+  print_class_summary(batch::write_class_reports(options.out_dir, options.log), options.out_dir);
   return kAllPassed;
+}
+
+/// Prints a line per task that has finished since the last call, and the jobs still queued
+/// when that changes (at most every few seconds).
+class SlurmProgress {
+ public:
+  SlurmProgress(const slurm::Layout& layout, const std::vector<batch::Submission>& submissions,
+                std::vector<std::size_t> tasks)
+      : layout_(layout), submissions_(submissions), waiting_(std::move(tasks)) {}
+
+  void operator()(const std::vector<std::string>& queued) {
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      if (const auto summary = slurm::done_summary(layout_, *it)) {
+        std::cerr << "cdplab: " << submissions_[*it].name << ": " << *summary << " (task " << *it << ")\n";
+        it = waiting_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!queued.empty() && queued != last_queued_ && now - last_print_ > std::chrono::seconds(5)) {
+      std::string jobs;
+      for (const auto& job : queued) jobs += " " + job;
+      std::cerr << "cdplab: in the queue:" << jobs << "\n";
+      last_queued_ = queued;
+      last_print_ = now;
+    }
+  }
+
+ private:
+  const slurm::Layout& layout_;
+  const std::vector<batch::Submission>& submissions_;
+  std::vector<std::size_t> waiting_;
+  std::vector<std::string> last_queued_;
+  std::chrono::steady_clock::time_point last_print_{};
+};
+
+/// `cdplab grade CLASS --slurm`: writes the scripts, submits them, and (unless --no-wait) waits
+/// for the jobs and prints the class summary.
+int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args,
+                          const slurm::Request& request) {
+  const auto submissions = class_submissions(dir);
+  const batch::BatchOptions options = class_options(dir, args, class_args);
+  select_exercises(ctx.book, args.names);  // unknown names fail here, not in every task
+  slurm::check_resources(request.resources);
+  fs::create_directories(options.out_dir);
+  const slurm::Layout layout(options.out_dir);
+
+  const auto tasks = slurm::tasks_to_grade(submissions, options.out_dir, options.force, options.regrade);
+  if (tasks.empty()) {
+    std::cerr << "cdplab: every submission of " << dir.string() << " was graded before; nothing to submit "
+              << "(--force grades everyone again, --regrade NAME one student)\n";
+    print_class_summary(batch::write_class_reports(options.out_dir, options.log), options.out_dir);
+    return kAllPassed;
+  }
+
+  slurm::Command command;
+  command.cdplab = slurm::this_executable();
+  command.class_dir = dir;
+  command.out_dir = options.out_dir;
+  command.only = args.names;
+  command.sanitize = args.sanitize;
+  command.force = options.force;
+  command.regrade = options.regrade;
+  command.build_jobs = ctx.toolchain.jobs;
+  const slurm::Tools tools;
+  const auto submitted = slurm::write_and_submit(submissions, tasks, command, request.resources, tools);
+
+  std::cerr << "cdplab: job " << submitted.array_id << " grades " << tasks.size() << " of " << submissions.size()
+            << " submissions of " << dir.string() << " (one array task each); job " << submitted.merge_id
+            << " writes the gradebook once they have ended\n";
+  for (const auto& file : submitted.files) std::cerr << "cdplab: wrote " << file.string() << "\n";
+  const std::string follow = "squeue --jobs=" + submitted.array_id + "," + submitted.merge_id;
+  if (!request.wait) {
+    std::cout << "submitted: job array " << submitted.array_id << ", merge job " << submitted.merge_id
+              << "\nfollow them: " << follow << "\nlogs: " << layout.logs.string()
+              << "\ngradebook, once the merge job has run: " << (options.out_dir / "gradebook.csv").string() << "\n";
+    return kAllPassed;
+  }
+
+  SlurmProgress progress(layout, submissions, tasks);
+  const bool ended = slurm::wait_for_jobs(tools, {submitted.array_id, submitted.merge_id}, request.timeout_seconds,
+                                          request.poll_seconds, std::ref(progress));
+  if (!ended) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", request.timeout_seconds);
+    throw UsageError(std::string("the Slurm jobs are still queued or running after ") + seconds +
+                     " s (--slurm-timeout); they go on without cdplab: follow them with `" + follow +
+                     "`; each student's results appear in " + (options.out_dir / "students").string() +
+                     " and the merge job writes the gradebook");
+  }
+
+  // The merge job wrote them already; writing them here again costs little and covers a
+  // merge job that could not run.
+  const auto rows = batch::write_class_reports(options.out_dir, options.log);
+  std::vector<std::string> failed;
+  for (const std::size_t task : tasks) {
+    const auto& name = submissions[task].name;
+    if (!slurm::done_summary(layout, task) || !fs::exists(options.out_dir / "students" / name / "result.json"))
+      failed.push_back(name + " (task " + std::to_string(task) + "): its log is " + layout.task_log(task).string());
+  }
+  print_class_summary(rows, options.out_dir);
+  if (!failed.empty()) {
+    std::cout << "\nnot graded: these tasks ended without a result:\n";
+    for (const auto& line : failed) std::cout << "- " << line << "\n";
+    std::cout << "grade them again with the same command (finished students are kept)\n";
+  }
+  std::vector<grading::GradeReport> reports;
+  for (const auto& row : rows)
+    for (const auto& s : submissions)
+      if (s.name == row.student) reports.push_back(row.report);
+  return class_exit_code(static_cast<int>(failed.size()), reports);
 }
 
 }  // namespace
 
 int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args) {
-  const fs::path dir = fs::absolute(folder).lexically_normal();
-  if (!fs::is_directory(dir)) throw UsageError("no folder " + dir.string() + " to grade");
+  const fs::path dir = class_folder(folder);
   if (!batch::is_submission_folder(dir, ctx.book)) return grade_class(ctx, dir, args, class_args);
   const auto exercises = select_exercises(ctx.book, args.names);
 
@@ -162,6 +373,24 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
   report.tool_version = build_config::kVersion;
   emit(report, args, ctx);
   return exit_code_for(report);
+}
+
+int run_grade_slurm(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args,
+                    const batch::slurm::Request& request) {
+  const fs::path dir = class_folder(folder);
+  if (batch::is_submission_folder(dir, ctx.book))
+    throw UsageError(dir.string() + " is one submission (it holds a chapter folder); Slurm grades a class, a folder "
+                     "of submissions: grade this one without --slurm");
+  try {
+    switch (request.mode) {
+      case slurm::Mode::task: return grade_slurm_task(ctx, dir, args, class_args, request.task);
+      case slurm::Mode::merge: return merge_slurm_results(dir, args, class_args);
+      case slurm::Mode::submit: break;
+    }
+    return submit_class_to_slurm(ctx, dir, args, class_args, request);
+  } catch (const slurm::Error& error) {
+    throw UsageError(error.what());
+  }
 }
 
 }  // namespace cdplab::cli

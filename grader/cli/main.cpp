@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"terminal", "json", "gradescope", "junit"}));
     sub->add_option("-o,--output", grade_args.output, "write the report to this file");
     sub->add_flag("-q,--quiet", grade_args.quiet, "no progress lines");
+    sub->add_flag("--sanitize", grade_args.sanitize,
+                  "run each test suite again under compute-sanitizer (memcheck with leak checking, racecheck; "
+                  "needs a GPU; findings are feedback worth no points)");
   };
 
   auto* list = app.add_subcommand("list", "chapters and exercises, their status, and what to do next");
@@ -44,6 +47,53 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   grade->add_flag("--force", class_args.force, "a class: grade everyone again (default: keep finished results)");
   grade->add_option("--regrade", class_args.regrade, "a class: grade these students again");
+
+  // A class on a Slurm cluster: every option below needs --slurm.
+  cdplab::batch::slurm::Request slurm;
+  bool use_slurm = false;
+  bool no_wait = false;
+  const std::string slurm_group = "Slurm (a class as a job array; docs/grading-a-class.md)";
+  grade->add_flag("--slurm", use_slurm, "a class: grade it on a Slurm cluster, one job array task per submission")
+      ->group(slurm_group);
+  std::vector<CLI::Option*> slurm_options = {
+      grade->add_option("--partition", slurm.resources.partition, "the partition of the jobs"),
+      grade->add_option("--gres", slurm.resources.gres, "generic resources of each grading task, e.g. gpu:1"),
+      grade->add_option("--time", slurm.resources.time, "time limit of each grading task, e.g. 30:00"),
+      grade->add_option("--cpus-per-task", slurm.resources.cpus_per_task, "CPUs of each grading task (its build jobs)")
+          ->check(CLI::Range(1, 4096)),
+      grade->add_option("--mem", slurm.resources.mem, "memory of each grading task, e.g. 16G"),
+      grade->add_option("--account", slurm.resources.account, "the account the jobs are charged to"),
+      grade->add_option("--sbatch-arg", slurm.resources.sbatch_args,
+                        "one more sbatch option for the jobs, written with =: --sbatch-arg=--qos=normal"),
+      grade->add_flag("--no-wait", no_wait, "submit the jobs and return (default: wait, then print the summary)"),
+      grade->add_option("--slurm-timeout", slurm.timeout_seconds,
+                        "seconds to wait for the jobs before giving up on them (default 3600)")
+          ->check(CLI::PositiveNumber),
+  };
+  for (auto* option : slurm_options) option->group(slurm_group);
+  // What the jobs run; not for people (an empty group hides them from --help).
+  std::size_t slurm_task = 0;
+  bool slurm_merge = false;
+  auto* task_option = grade->add_option("--slurm-task", slurm_task, "grade one submission of OUT/slurm")->group("");
+  auto* merge_option = grade->add_flag("--slurm-merge", slurm_merge, "write the gradebook of OUT")->group("");
+  task_option->excludes(merge_option);
+  const auto check_slurm_options = [&] {
+    const bool job_part = task_option->count() > 0 || merge_option->count() > 0;
+    if (!use_slurm) {
+      for (const auto* option : slurm_options)
+        if (option->count() > 0) throw UsageError(option->get_name() + " goes with --slurm");
+    } else if (job_part) {
+      throw UsageError("--slurm submits the jobs; --slurm-task and --slurm-merge are what they run");
+    } else if (grade->get_option("--parallel")->count() > 0 || grade->get_option("--gpus")->count() > 0) {
+      throw UsageError("--parallel and --gpus grade on this machine; with --slurm every submission is a job array "
+                       "task of its own (ask for its resources with --gres, --cpus-per-task, ...)");
+    }
+    slurm.wait = !no_wait;
+    if (task_option->count() > 0) slurm.mode = cdplab::batch::slurm::Mode::task;
+    if (merge_option->count() > 0) slurm.mode = cdplab::batch::slurm::Mode::merge;
+    slurm.task = slurm_task;
+    return use_slurm || job_part;
+  };
 
   std::string name;
   bool all_hints = false;
@@ -75,6 +125,10 @@ int main(int argc, char** argv) {
   probe->add_option("--timeout", probe_timeout, "seconds each measurement may run before it counts as stalled (default 10)")
       ->check(CLI::Range(0.1, 3600.0));
 
+  auto* release = app.add_subcommand(
+      "release", "write the student release into a new folder: the workbook without solutions/ and the project's tests");
+  release->add_option("folder", folder, "the new folder (outside the project)")->required();
+
   bool write = false;
   auto* starters = app.add_subcommand("starters", "check (or --write) the starters in chapters/ against solutions/");
   starters->add_flag("--write", write, "regenerate the starters that differ");
@@ -87,9 +141,11 @@ int main(int argc, char** argv) {
   }
 
   try {
+    const bool on_slurm = *grade && check_slurm_options();
     Context ctx = make_context(jobs);
     if (*list) return run_list(ctx);
     if (*check) return run_check(ctx, grade_args);
+    if (*grade && on_slurm) return run_grade_slurm(ctx, folder, grade_args, class_args, slurm);
     if (*grade) return run_grade(ctx, folder, grade_args, class_args);
     if (*hint) return run_hint(ctx, name, all_hints);
     if (*reset) return run_reset(ctx, name);
@@ -97,6 +153,7 @@ int main(int argc, char** argv) {
     if (*run) return run_program(ctx, "drivers", name, program_args);
     if (*bench) return run_program(ctx, "benches", name, program_args);
     if (*starters) return run_starters(ctx, write);
+    if (*release) return run_release(ctx, folder);
     if (*probe) {
       if (!probe_timeout.empty()) program_args = {"--timeout", probe_timeout};
       return run_probe(ctx, program_args);

@@ -5,6 +5,7 @@
 
 #include "grading/build_tree.h"
 #include "process/process.h"
+#include "release/release.h"
 #include "starters/starters.h"
 
 #include <unistd.h>
@@ -23,11 +24,13 @@ namespace fs = std::filesystem;
 /// "01-fundamentals/child_grids.cu" in the student's folder (chapters/).
 fs::path student_file(const Context& ctx, const manifest::Exercise& e) { return ctx.root / "chapters" / e.path(); }
 
-/// The starter text of an exercise, generated from its solution; empty when there is no solution here.
+/// The starter text of an exercise: generated from its solution, or in a student release (no
+/// solutions) the starter as it was released; empty when there is neither.
 std::string starter_text(const Context& ctx, const manifest::Exercise& e) {
   const fs::path solution = ctx.root / "solutions" / e.path();
-  if (!fs::exists(solution)) return "";
-  return starters::generate(read_text(solution), e.path());
+  if (fs::exists(solution)) return starters::generate(read_text(solution), e.path());
+  const fs::path original = ctx.root / release::kOriginals / e.path();
+  return fs::exists(original) ? read_text(original) : "";
 }
 
 std::string status_of(const Context& ctx, const Progress& progress, const manifest::Exercise& e, bool& done) {
@@ -104,7 +107,9 @@ int run_hint(Context& ctx, const std::string& name, bool all) {
 int run_reset(Context& ctx, const std::string& name) {
   const auto& e = find_exercise(ctx.book, name);
   const std::string text = starter_text(ctx, e);
-  if (text.empty()) throw UsageError("cannot reset " + e.id + ": its solution (solutions/" + e.path() + ") is not in this copy");
+  if (text.empty())
+    throw UsageError("cannot reset " + e.id + ": neither its solution (solutions/" + e.path() + ") nor its released starter (" +
+                     (release::kOriginals / e.path()).string() + ") is in this copy");
   const fs::path file = student_file(ctx, e);
   if (fs::exists(file)) {
     if (read_text(file) == text) {
@@ -133,6 +138,27 @@ int run_program(Context& ctx, const std::string& kind, const std::string& chapte
     throw UsageError(chapter->id + " has no " + what + " in this build (it has none, or one of its exercise files is missing)");
   std::cerr << "cdplab: running the " << what << " of " << chapter->id << " on " << tree.exercise_dir() << "\n";
   return build_and_exec(tree, target, executable, args, "the " + what + " of " + chapter->id);
+}
+
+int run_release(Context& ctx, const std::string& folder) {
+  const fs::path target = fs::absolute(folder).lexically_normal();
+  const fs::path root = fs::absolute(ctx.root).lexically_normal();
+  // Inside the project only below build/, which the release never copies.
+  const auto inside = [&](const fs::path& dir) { return target.string().rfind(dir.string() + "/", 0) == 0; };
+  if (inside(root) && !inside(root / "build"))
+    throw UsageError("the release goes outside the project, or below its build/ folder (" + target.string() +
+                     " is inside " + root.string() + ")");
+  release::Released released;
+  try {
+    released = release::make_release(ctx.root, target);
+  } catch (const std::exception& error) {
+    throw UsageError(std::string("no release made: ") + error.what());
+  }
+  std::cout << "wrote the student release to " << target.string() << " (" << released.copied.size() << " files)\n";
+  for (const auto& note : released.notes) std::cout << "  " << note << "\n";
+  std::cout << "left out: solutions/, grader/tests/, CI files and build trees\n"
+            << "students start with `./cdplab list` and `./cdplab check` in that folder\n";
+  return kAllPassed;
 }
 
 int run_starters(Context& ctx, bool write) {

@@ -53,8 +53,25 @@ void write_line(const json& record) {
   (void)ignored;
 }
 
+/// The grader's token for this run (CDPLAB_RESULTS_TOKEN). It is taken out of the environment
+/// before ordinary static initialisers run, so the code under test cannot simply read it: a
+/// line it writes into the results file itself lacks the token, and the grader ignores it.
+std::string& results_token() {
+  static std::string token;
+  return token;
+}
+
+__attribute__((constructor(101))) void take_results_token() {
+  if (const char* token = std::getenv("CDPLAB_RESULTS_TOKEN")) {
+    results_token() = token;
+    unsetenv("CDPLAB_RESULTS_TOKEN");
+  }
+}
+
 json base_record(const char* event, const std::string& check) {
-  return json{{"event", event}, {"suite", state().suite}, {"check", check}};
+  json record{{"event", event}, {"suite", state().suite}, {"check", check}};
+  if (!results_token().empty()) record["token"] = results_token();
+  return record;
 }
 
 /// Ends the process from the watchdog thread when a check overruns its time limit.

@@ -8,6 +8,7 @@
 ///   {"event":"end","suite":S,"check":C,"status":"passed"|"failed","seconds":T,"failures":[...]}
 ///   {"event":"skipped","suite":S,"check":C,"reason":R}
 ///   {"event":"stopped","suite":S,"check":C,"reason":R}   (time limit or crash)
+/// With CDPLAB_RESULTS_TOKEN set, every record also carries {"token": that value}.
 /// A watchdog ends a check that runs longer than CDPLAB_CHECK_SECONDS (default: the build's
 /// CDPLAB_CHECK_TIMEOUT).
 #pragma once

@@ -118,3 +118,15 @@ TEST_CASE("grading fails every rule when the PTX cannot be read") {
   CHECK(items[0].max_points == 2);
   CHECK(items[0].feedback.find("could not read the PTX") != std::string::npos);
 }
+
+TEST_CASE("grading refuses sources that use the grader's own code") {
+  CHECK(reference_code_problem("#include \"cdplab/check.h\"\n__global__ void k() {}\n").empty());
+  CHECK(reference_code_problem("// the oracle computes this on the CPU\n").empty());
+  const auto oracle = reference_code_problem("int a;\nauto x = cdplab::oracle::expand(in);\n");
+  CHECK(oracle.find("line 2") != std::string::npos);
+  CHECK(oracle.find("oracle::") != std::string::npos);
+  CHECK_FALSE(reference_code_problem("#include \"../../solutions/01-fundamentals/child_grids.cu\"\n").empty());
+  CHECK_FALSE(reference_code_problem("#  include <grader/oracles/01-fundamentals.h>\n").empty());
+  CHECK_FALSE(reference_code_problem("#include \"harness.h\"\n").empty());
+  CHECK_FALSE(reference_code_problem("cdplab::harness :: ResultsLog::close();\n").empty());
+}

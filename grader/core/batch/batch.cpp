@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 namespace cdplab::batch {
 namespace {
 
@@ -23,7 +25,9 @@ double since(Clock::time_point start) { return std::chrono::duration<double>(Clo
 
 /// Writes a file whole or not at all: a reader never sees half of it.
 void write_file(const fs::path& path, const std::string& text) {
-  const fs::path partial = path.string() + ".partial";
+  // A name of this process and thread: grading tasks of one class may write the same file at once.
+  static std::atomic<unsigned> serial{0};
+  const fs::path partial = path.string() + ".partial-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
   {
     std::ofstream out(partial, std::ios::binary);
     out << text;
@@ -237,8 +241,8 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
     if (report.started_at.empty()) report.started_at = start_stamp();
     report.tool_version = options.tool_version;
     report.notes = copy.notes;
-    result.report = report;
     write_student_files(student_dir, submission.name, report, svgs);
+    result.report = report;  // only once its files are written: a student without them is not graded
     char line[160];
     std::snprintf(line, sizeof line, ": graded %g/%g%s (prepare %.1f s, build %.1f s, grade %.1f s)", report.points(),
                   report.max_points(), report.complete() ? "" : ", incomplete", result.prepare_seconds,

@@ -2,6 +2,7 @@
 
 #include "files/files.h"
 #include "quiz/quiz.h"
+#include "sanitizer/sanitizer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 
 namespace cdplab::grading {
@@ -76,6 +78,22 @@ std::uint64_t fresh_seed() {
   return ((static_cast<std::uint64_t>(device()) << 32) ^ device() ^ now ^ static_cast<std::uint64_t>(getpid())) & 0x7fffffffffffffffull;
 }
 
+std::string reference_code_problem(const std::string& source) {
+  // The grader's namespaces, and includes that reach into its folders or the solutions.
+  static const std::regex reference(R"((\boracle\s*::)|(\bharness\s*::)|(#\s*include\s*[<"][^>"]*(solutions|oracles|grader|harness)[/.][^>"]*[>"]))");
+  std::istringstream in(source);
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    std::smatch found;
+    if (std::regex_search(line, found, reference)) {
+      return "line " + std::to_string(number) + " refers to the grader's own code (" + found.str() +
+             "); a submission may not use the reference solutions, the oracles or the test harness";
+    }
+  }
+  return "";
+}
+
 std::string explain_build_failure(const std::string& output) {
   std::ostringstream out;
   std::istringstream in(output);
@@ -119,6 +137,7 @@ std::vector<CheckEvent> read_check_events(const std::string& path) {
     e.status = record.value("status", "");
     e.reason = record.value("reason", "");
     e.device = record.value("device", "");
+    e.token = record.value("token", "");
     e.seconds = record.value("seconds", 0.0);
     if (record.contains("failures") && record["failures"].is_array())
       for (const auto& f : record["failures"]) e.failures.push_back(f.is_string() ? f.get<std::string>() : f.dump());
@@ -191,6 +210,12 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
     return result;
   }
 
+  if (const std::string problem = reference_code_problem(files::read_text(entry->source)); !problem.empty()) {
+    result.problem = problem;
+    fail_all(result, exercise, "not graded: " + problem);
+    return result;
+  }
+
   report("compiling");
   const auto compiled = tree.build({entry->ptx_target}, options.build_seconds);
   if (!compiled.ok()) {
@@ -217,8 +242,10 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
 
   report("checks");
   const fs::path results_file = results_file_for(exercise, tree);
+  const std::string token = std::to_string(fresh_seed());
   std::map<std::string, std::string> env = options.env;
   env.insert({
+      {"CDPLAB_RESULTS_TOKEN", token},
       {"CDPLAB_RESULTS_FILE", results_file.string()},
       {"CDPLAB_SEED", std::to_string(options.seed)},
       {"CDPLAB_CHECK_SECONDS", std::to_string(options.check_seconds)},
@@ -229,8 +256,40 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
   std::string run_output = ran.output;
   if (!ran.started) run_output = "ctest could not be started";
   else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
-  const auto events = read_check_events(results_file.string());
+  std::vector<CheckEvent> events;
+  int forged = 0;
+  for (auto& e : read_check_events(results_file.string())) {
+    if (e.token == token) events.push_back(e);
+    else ++forged;
+  }
+  if (forged > 0) {
+    result.problem = std::to_string(forged) + " line(s) of the results file were not written by the test harness "
+                     "(the code under test wrote them?) and were ignored";
+  }
   for (auto& item : check_items(exercise, events, run_output)) result.items.push_back(item);
+  if (!options.sanitizer.empty()) {
+    report("compute-sanitizer");
+    bool gpu_used = false;
+    for (const auto& e : events) gpu_used = gpu_used || (e.event == "start" && !e.device.empty());
+    if (gpu_used) {
+      // Kernels run many times slower under the tools: the suite's own time limits grow with them.
+      constexpr double kSlowdown = 20;
+      auto sanitized_env = env;
+      sanitized_env["CDPLAB_RESULTS_FILE"] = results_file.string() + ".sanitizer";
+      sanitized_env["CDPLAB_CHECK_SECONDS"] = std::to_string(options.check_seconds * kSlowdown);
+      const double seconds = options.check_seconds * kSlowdown * static_cast<double>(exercise.checks.size()) + 120;
+      for (auto& item : sanitizer::run(options.sanitizer, entry->suite_executable, sanitized_env, seconds))
+        result.items.push_back(item);
+    } else {
+      for (const auto& tool : sanitizer::tools()) {
+        Item item;
+        item.name = "compute-sanitizer " + tool.name;
+        item.outcome = Outcome::skipped;
+        item.feedback = "not run: the checks ran on no GPU";
+        result.items.push_back(item);
+      }
+    }
+  }
   if (seen != nullptr) {
     for (const auto& e : events) {
       if (e.event == "start" && !e.device.empty()) seen->device = e.device;

@@ -20,6 +20,8 @@ struct GradeOptions {
   double check_seconds = 30;         ///< time limit of one check
   double build_seconds = 600;        ///< time limit of one exercise's build
   std::map<std::string, std::string> env;  ///< extra environment of the checks (CUDA_VISIBLE_DEVICES)
+  /// compute-sanitizer to run each suite under again (memcheck, racecheck); empty: no such stage.
+  std::string sanitizer;
   /// Called before each stage of each exercise ("building", "rules", "checks").
   std::function<void(const manifest::Exercise&, const std::string& stage)> progress;
 };
@@ -48,6 +50,7 @@ std::vector<Item> evaluate_rules(const manifest::Exercise& exercise, const std::
 /// One suite-log event: a line of the results file the suites write.
 struct CheckEvent {
   std::string event, check, status, reason, device;
+  std::string token;  ///< the run's token; lines without it were not written by the harness
   std::vector<std::string> failures;
   double seconds = 0;
 };
@@ -59,6 +62,10 @@ std::vector<CheckEvent> read_check_events(const std::string& path);
 /// left no trace (the suite could not start, crashed before logging).
 std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vector<CheckEvent>& events,
                               const std::string& run_output);
+
+/// Why a source may not be graded: it refers to the grader's own code (its oracles, its
+/// harness, the reference solutions). Empty when nothing was found.
+std::string reference_code_problem(const std::string& source);
 
 /// Makes compiler output readable and adds CDP2 advice for errors CDP1-era code runs into.
 std::string explain_build_failure(const std::string& output);

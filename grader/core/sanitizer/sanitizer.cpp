@@ -1,0 +1,94 @@
+#include "sanitizer/sanitizer.h"
+
+#include "process/process.h"
+
+#include <filesystem>
+#include <sstream>
+
+namespace cdplab::sanitizer {
+namespace {
+
+constexpr int kErrorExit = 86;  // what compute-sanitizer returns when it found something
+
+}  // namespace
+
+const std::vector<Tool>& tools() {
+  static const std::vector<Tool> list = {
+      {"memcheck", {"--tool", "memcheck", "--leak-check", "full"}},
+      {"racecheck", {"--tool", "racecheck"}},
+  };
+  return list;
+}
+
+grading::Item item_from_output(const Tool& tool, const std::string& output, int exit_code, bool timed_out,
+                               std::size_t max_lines) {
+  grading::Item item;
+  item.kind = grading::ItemKind::check;
+  item.name = "compute-sanitizer " + tool.name;
+  item.max_points = 0;
+  if (timed_out) {
+    item.feedback = "compute-sanitizer " + tool.name + " did not finish in time (it slows kernels down many times), "
+                    "so it reported nothing";
+    item.outcome = grading::Outcome::failed;
+    return item;
+  }
+  // The tool's own lines start with "========="; the summary line says how many errors.
+  std::vector<std::string> findings;
+  bool clean_summary = false;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("=========", 0) != 0) continue;
+    if (line.find("ERROR SUMMARY: 0 errors") != std::string::npos) clean_summary = true;
+    if (line.find("COMPUTE-SANITIZER") != std::string::npos) continue;  // the banner
+    findings.push_back(line);
+  }
+  if (exit_code == 0 && clean_summary) {
+    item.outcome = grading::Outcome::passed;
+    return item;
+  }
+  item.outcome = grading::Outcome::failed;
+  std::string text;
+  for (std::size_t i = 0; i < findings.size() && i < max_lines; ++i) text += findings[i] + "\n";
+  if (findings.size() > max_lines)
+    text += "... (" + std::to_string(findings.size() - max_lines) + " more lines)\n";
+  if (text.empty()) {
+    text = "compute-sanitizer " + tool.name + " ended with exit status " + std::to_string(exit_code) +
+           " and printed no findings";
+  }
+  item.feedback = "compute-sanitizer " + tool.name + " found problems (worth no points, but worth fixing):\n" + text;
+  return item;
+}
+
+std::vector<grading::Item> run(const std::string& sanitizer, const std::string& suite,
+                               const std::map<std::string, std::string>& env, double seconds) {
+  std::vector<grading::Item> items;
+  for (const auto& tool : tools()) {
+    std::vector<std::string> argv = {sanitizer};
+    argv.insert(argv.end(), tool.args.begin(), tool.args.end());
+    argv.insert(argv.end(), {"--error-exitcode", std::to_string(kErrorExit), "--print-limit", "20", suite});
+    process::Options options;
+    options.env = env;
+    options.timeout_seconds = seconds;
+    const auto ran = process::run(argv, options);
+    if (!ran.started || (ran.exit_code == 127 && ran.output.find("=========") == std::string::npos)) {
+      grading::Item item;
+      item.name = "compute-sanitizer " + tool.name;
+      item.outcome = grading::Outcome::skipped;
+      item.feedback = "compute-sanitizer could not be started (" + sanitizer + ")";
+      items.push_back(item);
+      continue;
+    }
+    items.push_back(item_from_output(tool, ran.output, ran.exit_code, ran.timed_out));
+  }
+  return items;
+}
+
+std::string find_sanitizer(const std::string& nvcc) {
+  if (!nvcc.empty()) {
+    const auto beside = std::filesystem::path(nvcc).parent_path() / "compute-sanitizer";
+    if (std::filesystem::exists(beside)) return beside.string();
+  }
+  return "compute-sanitizer";
+}
+
+}  // namespace cdplab::sanitizer

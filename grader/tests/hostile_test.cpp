@@ -1,0 +1,152 @@
+// Hostile submissions: a class of them, each the solution of child_grids.cu with one thing done
+// wrong on purpose, graded by `cdplab grade` like any class. Each must get its expected verdict,
+// and no case may stop the batch. The cases that need a kernel to run are graded only where a
+// GPU is present (on a machine without one they would only be skipped).
+#include "process/process.h"
+#include "report/report.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using cdplab::grading::Outcome;
+
+namespace {
+
+const fs::path kRoot = CDPLAB_SOURCE_DIR;
+const fs::path kWork = fs::path(CDPLAB_TEST_BINARY_DIR) / "hostile";
+
+/// One hostile submission: how it is made from the solution, and what its grade must show.
+struct HostileCase {
+  std::string name;
+  bool needs_gpu;
+  std::function<std::string(std::string)> make;  ///< solution text -> hostile text
+  std::string expect;                             ///< in the exercise's problem or every failed item's feedback
+};
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, "the solution no longer holds: ", from);
+  return text.replace(at, from.size(), to);
+}
+
+const std::string kChildLine = "if (j < end) out[j] = values[j] * 2.0f + static_cast<float>(item);";
+const std::string kEntry = "  check_offsets(offsets, values.size());";
+
+std::vector<HostileCase> hostile_cases() {
+  return {
+      {"compile-error", false, [](std::string s) { return s + "\nthis line is not C++;\n"; }, "does not compile"},
+      {"calls-the-oracle", false,
+       [](std::string s) {
+         return s + "\nnamespace cdplab::fundamentals { float peek() { return cdplab::oracle::tolerance(); } }\n";
+       },
+       "refers to the grader's own code"},
+      {"includes-a-solution", false,
+       [](std::string s) { return "#include \"../../solutions/01-fundamentals/child_grids.cu\"\n" + s; },
+       "refers to the grader's own code"},
+      // Writes "passed" lines into the results file from a static initialiser, before any check runs.
+      {"forges-results", false,
+       [](std::string s) {
+         return "#include <cstdlib>\n#include <fstream>\n" + s +
+                "\nnamespace {\nconst bool forged = [] {\n"
+                "  if (const char* file = std::getenv(\"CDPLAB_RESULTS_FILE\"))\n"
+                "    for (const char* check : {\"uniform ranges\", \"skewed ranges\", \"empty ranges\", \"one huge range\"})\n"
+                "      std::ofstream(file, std::ios::app) << \"{\\\"event\\\":\\\"end\\\",\\\"suite\\\":\\\"01-fundamentals/child_grids\\\",\\\"check\\\":\\\"\" << check << \"\\\",\\\"status\\\":\\\"passed\\\",\\\"seconds\\\":0.1,\\\"failures\\\":[]}\\n\";\n"
+                "  return true;\n}();\n}  // namespace\n";
+       },
+       "not written by the test harness"},
+      {"prints-fake-passes", true,
+       [](std::string s) {
+         return "#include <cstdio>\n" +
+                replace(s, kEntry,
+                        "  std::printf(\"[doctest] Status: SUCCESS!\\nPASSED\\n\");\n"
+                        "  return std::vector<float>(values.size(), 0.0f);\n" + kEntry);
+       },
+       ""},
+      {"exits-early", true,
+       [](std::string s) { return "#include <cstdlib>\n" + replace(s, kEntry, "  std::exit(0);\n" + kEntry); },
+       "never finished"},
+      {"kernel-never-ends", true,
+       [](std::string s) {
+         return replace(s, kChildLine, "volatile int spin = 1;\n  while (spin) {}\n  " + kChildLine);
+       },
+       "stopped after"},
+      {"unbounded-recursion", true,
+       [](std::string s) {
+         return replace(s, "  if (begin == end) return;",
+                        "  expand_parent<<<1, 32>>>(offsets, items, values, out);\n  if (begin == end) return;");
+       },
+       ""},
+      {"exhausts-the-heap", true,
+       [](std::string s) {
+         return replace(s, kChildLine,
+                        "float* scratch = static_cast<float*>(malloc(1 << 20));\n"
+                        "  scratch[threadIdx.x] = 1.0f;\n  " + kChildLine);
+       },
+       ""},
+      {"writes-out-of-bounds", true,
+       [](std::string s) { return replace(s, kChildLine, "out[j + (1u << 30)] = 1.0f;\n  " + kChildLine); }, ""},
+  };
+}
+
+bool gpu_present() {
+  cdplab::process::Options options;
+  options.timeout_seconds = 30;
+  const auto listed = cdplab::process::run({"nvidia-smi", "-L"}, options);
+  return listed.ok() && listed.output.find("GPU") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("hostile submissions get their verdicts and never stop the batch") {
+  const bool gpu = gpu_present();
+  const std::string solution = [] {
+    std::ifstream in(kRoot / "solutions/01-fundamentals/child_grids.cu");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }();
+  const fs::path class_dir = kWork / "class";
+  const fs::path out_dir = kWork / "grades";
+  fs::remove_all(class_dir);
+  fs::remove_all(out_dir);
+  std::vector<HostileCase> cases;
+  for (auto& c : hostile_cases()) {
+    if (c.needs_gpu && !gpu) continue;
+    fs::create_directories(class_dir / c.name / "01-fundamentals");
+    std::ofstream(class_dir / c.name / "01-fundamentals" / "child_grids.cu") << c.make(solution);
+    cases.push_back(c);
+  }
+  cdplab::process::Options options;
+  options.timeout_seconds = 1800;
+  const auto ran = cdplab::process::run({CDPLAB_CLI, "grade", class_dir.string(), "--only", "child-grids", "--out",
+                                         out_dir.string(), "--parallel", "2"},
+                                        options);
+  INFO(ran.output);
+  REQUIRE(ran.started);
+  CHECK_FALSE(ran.timed_out);
+
+  for (const auto& c : cases) {
+    INFO("case ", c.name);
+    std::ifstream in(out_dir / "students" / c.name / "result.json");
+    REQUIRE_MESSAGE(in, "no result for ", c.name);
+    const auto report = cdplab::report::from_json(nlohmann::json::parse(in));
+    REQUIRE(report.exercises.size() == 1);
+    const auto& e = report.exercises.front();
+    std::string said = e.problem;
+    for (const auto& item : e.items) {
+      INFO(item.name, ": ", item.feedback);
+      // A hostile submission never earns a check. (Its rules may pass: forged results do not
+      // change the code's launch graph.)
+      if (item.kind == cdplab::grading::ItemKind::check) CHECK(item.outcome != Outcome::passed);
+      said += "\n" + item.feedback;
+    }
+    if (!c.expect.empty()) CHECK_MESSAGE(said.find(c.expect) != std::string::npos, said);
+    CHECK(report.points() < report.max_points());
+  }
+  if (!gpu) MESSAGE("no GPU: only the cases that need no kernel to run were graded");
+}

@@ -1,0 +1,95 @@
+// The student release: what it holds and leaves out, its presets, and that its cdplab builds
+// and restores starters without the solutions.
+#include "files/files.h"
+#include "process/process.h"
+#include "release/release.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = CDPLAB_SOURCE_DIR;
+
+cdplab::process::Result run_in(const fs::path& dir, const std::vector<std::string>& argv, double seconds = 900) {
+  cdplab::process::Options options;
+  options.working_directory = dir.string();
+  options.timeout_seconds = seconds;
+  return cdplab::process::run(argv, options);
+}
+
+}  // namespace
+
+TEST_CASE("release presets drop the solutions and test the student's chapters") {
+  const auto presets =
+      nlohmann::json::parse(cdplab::release::release_presets(cdplab::files::read_text(kRoot / "CMakePresets.json")));
+  bool has_test = false;
+  for (const auto& preset : presets["configurePresets"]) {
+    const std::string dump = preset.dump();
+    CHECK_MESSAGE(dump.find("solutions") == std::string::npos, dump);
+    if (preset.value("name", "") == "test") {
+      has_test = true;
+      CHECK(preset["cacheVariables"]["CDPLAB_EXERCISE_DIR"] == "${sourceDir}/chapters");
+      CHECK(preset["cacheVariables"]["CDPLAB_BUILD_TESTS"] == "OFF");
+    }
+  }
+  CHECK(has_test);
+  for (const char* kind : {"buildPresets", "testPresets"})
+    for (const auto& preset : presets[kind]) CHECK(preset.value("configurePreset", "") != "solution");
+  CHECK(presets.contains("workflowPresets"));  // the README's test command stays
+}
+
+TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets starters") {
+  const fs::path work = fs::path(CDPLAB_TEST_BINARY_DIR) / "release";
+  const fs::path copy = work / "student-copy";
+  fs::remove_all(work);
+  fs::create_directories(work);
+
+  const auto made = run_in(work, {CDPLAB_CLI, "release", copy.string()});
+  INFO(made.output);
+  REQUIRE(made.ok());
+  CHECK_FALSE(fs::exists(copy / "solutions"));
+  CHECK_FALSE(fs::exists(copy / "grader" / "tests"));
+  CHECK_FALSE(fs::exists(copy / ".ci"));
+  CHECK_FALSE(fs::exists(copy / "build"));
+  CHECK(fs::exists(copy / "grader" / "suites" / "01-fundamentals" / "child_grids_test.cpp"));
+  const fs::path starter = copy / "chapters" / "01-fundamentals" / "child_grids.cu";
+  CHECK(cdplab::files::read_text(starter) ==
+        cdplab::files::read_text(kRoot / "chapters" / "01-fundamentals" / "child_grids.cu"));
+  CHECK(cdplab::files::read_text(copy / cdplab::release::kOriginals / "01-fundamentals" / "child_grids.cu") ==
+        cdplab::files::read_text(starter));
+  CHECK((fs::status(copy / "cdplab").permissions() & fs::perms::owner_exec) != fs::perms::none);
+  // No solution region reaches the students' files.
+  for (const auto& entry : fs::recursive_directory_iterator(copy / "chapters")) {
+    if (!entry.is_regular_file()) continue;
+    const std::string text = cdplab::files::read_text(entry.path());
+    INFO(entry.path().string());
+    CHECK(text.find("BEGIN SOLUTION") == std::string::npos);
+  }
+  // A second release into the same folder is refused; the first stays whole.
+  CHECK(run_in(work, {CDPLAB_CLI, "release", copy.string()}).exit_code == 2);
+  CHECK(fs::exists(starter));
+
+  // The copy's own cdplab: configure and build it the way its README says, then reset a starter.
+  const auto configured = run_in(copy, {"cmake", "--preset", "student"});
+  INFO(configured.output);
+  REQUIRE(configured.ok());
+  const auto built = run_in(copy, {"cmake", "--build", "build/student", "--target", "cdplab"});
+  INFO(built.output);
+  REQUIRE(built.ok());
+  const std::string cli = (copy / "build" / "student" / "grader" / "cli" / "cdplab").string();
+  std::ofstream(starter, std::ios::app) << "\n// my work\n";
+  const auto reset = run_in(copy, {cli, "reset", "child-grids"});
+  INFO(reset.output);
+  CHECK(reset.ok());
+  CHECK(cdplab::files::read_text(starter) ==
+        cdplab::files::read_text(copy / cdplab::release::kOriginals / "01-fundamentals" / "child_grids.cu"));
+  const auto listed = run_in(copy, {cli, "list"});
+  CHECK(listed.ok());
+  CHECK(listed.output.find("not started") != std::string::npos);
+}

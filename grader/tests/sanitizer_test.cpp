@@ -1,0 +1,57 @@
+// The compute-sanitizer stage: how the tool's output becomes an item (the tool itself needs a GPU).
+#include "sanitizer/sanitizer.h"
+
+#include <doctest/doctest.h>
+
+using cdplab::grading::Outcome;
+
+namespace {
+
+const cdplab::sanitizer::Tool& memcheck() { return cdplab::sanitizer::tools().front(); }
+
+}  // namespace
+
+TEST_CASE("sanitizer: a clean run passes and is worth no points") {
+  const auto item = cdplab::sanitizer::item_from_output(
+      memcheck(), "========= COMPUTE-SANITIZER\n[doctest] Status: SUCCESS!\n========= ERROR SUMMARY: 0 errors\n", 0,
+      false);
+  CHECK(item.outcome == Outcome::passed);
+  CHECK(item.max_points == 0);
+  CHECK(item.name == "compute-sanitizer memcheck");
+}
+
+TEST_CASE("sanitizer: findings fail the item and are shown, without the program's own output") {
+  const std::string output =
+      "========= COMPUTE-SANITIZER\n"
+      "========= Invalid __global__ write of size 4 bytes\n"
+      "=========     at expand_child(const float *, float *, unsigned int, unsigned int, unsigned int)+0x1d0\n"
+      "[doctest] Status: SUCCESS!\n"
+      "========= ERROR SUMMARY: 1 error\n";
+  const auto item = cdplab::sanitizer::item_from_output(memcheck(), output, 86, false);
+  CHECK(item.outcome == Outcome::failed);
+  CHECK(item.feedback.find("Invalid __global__ write") != std::string::npos);
+  CHECK(item.feedback.find("expand_child") != std::string::npos);
+  CHECK(item.feedback.find("[doctest]") == std::string::npos);
+  CHECK(item.feedback.find("COMPUTE-SANITIZER") == std::string::npos);
+}
+
+TEST_CASE("sanitizer: long findings are cut, and a run that said nothing still explains itself") {
+  std::string output;
+  for (int i = 0; i < 100; ++i) output += "========= Leaked 64 bytes at 0x" + std::to_string(i) + "\n";
+  const auto cut = cdplab::sanitizer::item_from_output(memcheck(), output, 86, false, 10);
+  CHECK(cut.feedback.find("(90 more lines)") != std::string::npos);
+  const auto silent = cdplab::sanitizer::item_from_output(memcheck(), "", 1, false);
+  CHECK(silent.outcome == Outcome::failed);
+  CHECK(silent.feedback.find("exit status 1") != std::string::npos);
+  const auto slow = cdplab::sanitizer::item_from_output(memcheck(), "", -1, true);
+  CHECK(slow.feedback.find("did not finish in time") != std::string::npos);
+}
+
+TEST_CASE("sanitizer: a missing compute-sanitizer skips the items with the reason") {
+  const auto items = cdplab::sanitizer::run("/nonexistent/compute-sanitizer", "/bin/true", {}, 10);
+  REQUIRE(items.size() == cdplab::sanitizer::tools().size());
+  for (const auto& item : items) {
+    CHECK(item.outcome == Outcome::skipped);
+    CHECK(item.feedback.find("could not be started") != std::string::npos);
+  }
+}
