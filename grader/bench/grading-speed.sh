@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# How fast the grader is on this machine: grades N copies of the reference solutions as a class,
+# then re-checks one edited exercise of one submission in its existing build tree, and prints
+# seconds per submission (preparing, building and grading apart) as a Markdown table.
+#
+# Usage: grader/bench/grading-speed.sh [N] [--parallel P] [--only NAMES...]
+#   N           submissions in the class (default 4)
+#   --parallel  submissions built at the same time (default 2)
+#   --only      grade only these chapters or exercises (default: everything)
+# Run it from the project root after `./cdplab list` (or any cdplab command) has built the tool.
+# Everything it writes goes below build/grading-speed/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+count=4
+parallel=2
+only=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --parallel) parallel=$2; shift 2 ;;
+    --only) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do only+=("$1"); shift; done ;;
+    [0-9]*) count=$1; shift ;;
+    *) echo "usage: $0 [N] [--parallel P] [--only NAMES...]" >&2; exit 2 ;;
+  esac
+done
+
+cli="$root/build/student/grader/cli/cdplab"
+if [ ! -x "$cli" ]; then
+  "$root/cdplab" list > /dev/null  # configures build/student and builds the tool
+fi
+work="$root/build/grading-speed"
+rm -rf "$work"
+mkdir -p "$work/class"
+for i in $(seq 1 "$count"); do
+  mkdir -p "$work/class/copy-$i"
+  cp -r "$root/solutions/." "$work/class/copy-$i/"
+done
+only_args=()
+if [ ${#only[@]} -gt 0 ]; then only_args=(--only "${only[@]}"); fi
+
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
+echo "device: ${device:-no GPU (GPU checks are skipped: build and rule times only)}"
+echo "machine: $(nproc) CPU cores; submissions: $count; built at once: $parallel"
+
+start=$(date +%s.%N)
+"$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades" --parallel "$parallel" "${only_args[@]}" \
+  2> "$work/class.log" > /dev/null || true
+end=$(date +%s.%N)
+
+# Re-checking one edited exercise: the first copy again, in the build tree the class run left.
+edited="$work/class/copy-1/01-fundamentals/child_grids.cu"
+echo "// edited" >> "$edited"
+recheck_start=$(date +%s.%N)
+"$cli" grade "$work/class/copy-1" --only child-grids --quiet --build-dir "$work/grades/work/copy-1/build" \
+  > "$work/recheck.log" 2>&1 || true
+recheck_end=$(date +%s.%N)
+
+awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck_end="$recheck_end" \
+    -v n="$count" '
+  BEGIN { total = end - start; recheck = recheck_end - recheck_start }
+  /: graded / {
+    for (i = 1; i <= NF; i++) {
+      if ($i == "(prepare") prepare += $(i + 1)
+      if ($i == "build") build += $(i + 1)
+      if ($i == "grade") grade += $(i + 1)
+    }
+    graded++
+  }
+  END {
+    if (graded == 0) { print "no submission was graded; see build/grading-speed/class.log"; exit 1 }
+    print ""
+    print "| measure | seconds |"
+    print "| --- | --- |"
+    printf "| whole class (%d submissions, wall time) | %.1f |\n", n, total
+    printf "| per submission: wall time of the class / N | %.1f |\n", total / n
+    printf "| per submission: preparing (copy, configure) | %.1f |\n", prepare / graded
+    printf "| per submission: building | %.1f |\n", build / graded
+    printf "| per submission: grading (rules, checks, quizzes) | %.1f |\n", grade / graded
+    printf "| re-checking one edited exercise (child-grids) | %.1f |\n", recheck
+    print ""
+    print "Times per submission are means over the submissions; with several built at once they overlap."
+  }' "$work/class.log"
