@@ -7,6 +7,7 @@
 // one element: the loop becomes a grid.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/launch_pool.h"
 #include "cdplab/fundamentals.h"
 
 #include <cstddef>
@@ -63,21 +64,13 @@ void check_offsets(const std::vector<unsigned>& offsets, std::size_t value_count
   }
 }
 
-/// Makes room for `launches` pending device-side launches. CDP2 does not queue launches
-/// beyond the pending launch pool (2048 by default): they fail, and those children never run.
-void reserve_pending_launches(std::size_t launches) {
-  std::size_t pool = 0;
-  CDPLAB_CHECK(cudaDeviceGetLimit(&pool, cudaLimitDevRuntimePendingLaunchCount));
-  if (pool < launches) CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, launches));
-}
-
 }  // namespace
 
 std::vector<float> expand_ranges(const std::vector<unsigned>& offsets, const std::vector<float>& values) {
   check_offsets(offsets, values.size());
   const auto items = static_cast<unsigned>(offsets.size() - 1);
   if (items == 0) return {};
-  reserve_pending_launches(items);  // at most one child per item
+  reserve_pending_launches(items);  // at most one child per item, all pending at once (launch_pool.h)
 
   DeviceArray<unsigned> device_offsets(offsets);
   DeviceArray<float> device_values(values);

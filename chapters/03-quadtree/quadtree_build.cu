@@ -17,6 +17,7 @@
 // nothing a node does depends on what its children do.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/launch_pool.h"
 #include "cdplab/quadtree.h"
 
 #include <cmath>
@@ -133,11 +134,8 @@ Quadtree build_quadtree(const std::vector<float>& x, const std::vector<float>& y
   DeviceArray<QuadtreeNode> nodes(records);
 
   // CDP2 fails the launches beyond the pending pool (2048 by default): raise it when the tree may
-  // need more. The pool only grows here: a larger one left by an earlier call is kept.
-  const std::size_t wanted = pending_launch_bound(n, params) + kPendingLaunchMargin;
-  std::size_t pool = 0;
-  CDPLAB_CHECK(cudaDeviceGetLimit(&pool, cudaLimitDevRuntimePendingLaunchCount));
-  if (pool < wanted) CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, wanted));
+  // need more (launch_pool.h).
+  reserve_pending_launches(pending_launch_bound(n, params) + kPendingLaunchMargin);
 
   reset_device_report();
   build_quadtree_kernel<<<1, kThreadsPerNode>>>(nodes.data(), x0.data(), y0.data(), x1.data(), y1.data(), 0, 0, 0,

@@ -9,6 +9,7 @@
 // otherwise it launches horner_segment, whose threads evaluate p by Horner's rule.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/launch_pool.h"
 #include "cdplab/visibility.h"
 
 #include <cstddef>
@@ -78,9 +79,7 @@ std::vector<float> evaluate_polynomial(const std::vector<float>& x, const std::v
   // CDPLAB_CHECK. Constant memory can only be written from the host, before the launch.
   CDPLAB_TODO();
 
-  std::size_t pool = 0;  // one child per segment, all pending at once
-  CDPLAB_CHECK(cudaDeviceGetLimit(&pool, cudaLimitDevRuntimePendingLaunchCount));
-  if (pool < segments) CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, segments));
+  reserve_pending_launches(segments);  // one child per segment, all pending at once
 
   DeviceArray<float> device_x(x);
   DeviceArray<float> device_y(x.size());

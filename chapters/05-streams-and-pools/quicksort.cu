@@ -18,6 +18,7 @@
 // long (a slow single-thread heapsort: a fallback for rare inputs, not the normal path).
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/launch_pool.h"
 #include "cdplab/streams.h"
 
 #include <climits>
@@ -160,8 +161,8 @@ SortRun quicksort(const std::vector<int>& data) {
   // the sort holds an entry until its grid has completed, and a grid completes only after
   // its children: the whole tree can be pending at once. Derive from n how many launches
   // the sort can make at most (which grids launch? how many of them can one level hold?),
-  // read cudaLimitDevRuntimePendingLaunchCount with cudaDeviceGetLimit, and raise it with
-  // cudaDeviceSetLimit when it is smaller (never lower it). Wrap both calls in CDPLAB_CHECK.
+  // add kPendingLaunchMargin, and pass the sum to cdplab::reserve_pending_launches
+  // (cdplab/launch_pool.h): the same get-then-raise you wrote in the pools exercise.
   CDPLAB_TODO();
 
   DeviceArray<int> device_data(data);

@@ -7,10 +7,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <utility>
 
 namespace fs = std::filesystem;
 using cdplab::grading::Outcome;
@@ -48,10 +50,11 @@ std::vector<HostileCase> hostile_cases() {
       {"includes-a-solution", false,
        [](std::string s) { return "#include \"../../solutions/01-fundamentals/child_grids.cu\"\n" + s; },
        "refers to the grader's own code"},
-      // Writes "passed" lines into the results file from a static initialiser, before any check runs.
+      // Computes nothing, and writes "passed" lines into the results file from a static
+      // initialiser, before any check runs.
       {"forges-results", false,
        [](std::string s) {
-         return "#include <cstdlib>\n#include <fstream>\n" + s +
+         return "#include <cstdlib>\n#include <fstream>\n" + replace(s, kChildLine, "if (j < end) out[j] = 0.0f;") +
                 "\nnamespace {\nconst bool forged = [] {\n"
                 "  if (const char* file = std::getenv(\"CDPLAB_RESULTS_FILE\"))\n"
                 "    for (const char* check : {\"uniform ranges\", \"skewed ranges\", \"empty ranges\", \"one huge range\"})\n"
@@ -72,7 +75,8 @@ std::vector<HostileCase> hostile_cases() {
        "never finished"},
       {"kernel-never-ends", true,
        [](std::string s) {
-         return replace(s, kChildLine, "volatile int spin = 1;\n  while (spin) {}\n  " + kChildLine);
+         // __nanosleep keeps the compiler from removing the loop; out is never null.
+         return replace(s, kChildLine, "while (out != nullptr) __nanosleep(1000);\n  " + kChildLine);
        },
        "stopped after"},
       {"unbounded-recursion", true,
@@ -93,6 +97,30 @@ std::vector<HostileCase> hostile_cases() {
   };
 }
 
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Grades every submission in class_dir with `cdplab grade`, limited to the exercise `only`.
+void grade_class(const fs::path& class_dir, const fs::path& out_dir, const std::string& only) {
+  cdplab::process::Options options;
+  options.timeout_seconds = 1800;
+  const auto ran = cdplab::process::run(
+      {CDPLAB_CLI, "grade", class_dir.string(), "--only", only, "--out", out_dir.string(), "--parallel", "2"}, options);
+  INFO(ran.output);
+  REQUIRE(ran.started);
+  CHECK_FALSE(ran.timed_out);
+}
+
+cdplab::grading::GradeReport student_report(const fs::path& out_dir, const std::string& student) {
+  std::ifstream in(out_dir / "students" / student / "result.json");
+  REQUIRE_MESSAGE(in, "no result for ", student);
+  return cdplab::report::from_json(nlohmann::json::parse(in));
+}
+
 bool gpu_present() {
   cdplab::process::Options options;
   options.timeout_seconds = 30;
@@ -104,12 +132,7 @@ bool gpu_present() {
 
 TEST_CASE("hostile submissions get their verdicts and never stop the batch") {
   const bool gpu = gpu_present();
-  const std::string solution = [] {
-    std::ifstream in(kRoot / "solutions/01-fundamentals/child_grids.cu");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }();
+  const std::string solution = read_text(kRoot / "solutions/01-fundamentals/child_grids.cu");
   const fs::path class_dir = kWork / "class";
   const fs::path out_dir = kWork / "grades";
   fs::remove_all(class_dir);
@@ -121,20 +144,11 @@ TEST_CASE("hostile submissions get their verdicts and never stop the batch") {
     std::ofstream(class_dir / c.name / "01-fundamentals" / "child_grids.cu") << c.make(solution);
     cases.push_back(c);
   }
-  cdplab::process::Options options;
-  options.timeout_seconds = 1800;
-  const auto ran = cdplab::process::run({CDPLAB_CLI, "grade", class_dir.string(), "--only", "child-grids", "--out",
-                                         out_dir.string(), "--parallel", "2"},
-                                        options);
-  INFO(ran.output);
-  REQUIRE(ran.started);
-  CHECK_FALSE(ran.timed_out);
+  grade_class(class_dir, out_dir, "child-grids");
 
   for (const auto& c : cases) {
     INFO("case ", c.name);
-    std::ifstream in(out_dir / "students" / c.name / "result.json");
-    REQUIRE_MESSAGE(in, "no result for ", c.name);
-    const auto report = cdplab::report::from_json(nlohmann::json::parse(in));
+    const auto report = student_report(out_dir, c.name);
     REQUIRE(report.exercises.size() == 1);
     const auto& e = report.exercises.front();
     std::string said = e.problem;
@@ -149,4 +163,46 @@ TEST_CASE("hostile submissions get their verdicts and never stop the batch") {
     CHECK(report.points() < report.max_points());
   }
   if (!gpu) MESSAGE("no GPU: only the cases that need no kernel to run were graded");
+}
+
+// The concurrency check must tell the strategies apart on every run, not on average: a parent
+// whose "named streams" launches go into the NULL stream fails "named streams overlap" in each
+// of several copies, and the solution passes it in each.
+TEST_CASE("the concurrency check fails a NULL-stream parent and passes a named-stream one, every time") {
+  if (!gpu_present()) {
+    MESSAGE("CDPLAB_TEST_SKIPPED: no GPU, and the concurrency check needs kernels to run");
+    return;
+  }
+  const std::string solution = read_text(kRoot / "solutions/05-streams-and-pools/concurrency.cu");
+  const std::string named_launch = "grader::timed_child<<<1, grader::kTimedChildThreads, 0, stream>>>";
+  const std::string null_stream =
+      replace(solution, named_launch, "grader::timed_child<<<1, grader::kTimedChildThreads>>>");
+  const fs::path class_dir = kWork / "concurrency-class";
+  const fs::path out_dir = kWork / "concurrency-grades";
+  fs::remove_all(class_dir);
+  fs::remove_all(out_dir);
+  constexpr int kCopies = 3;
+  for (int copy = 1; copy <= kCopies; ++copy) {
+    for (const auto& [name, text] : {std::pair{"named-" + std::to_string(copy), solution},
+                                     std::pair{"null-" + std::to_string(copy), null_stream}}) {
+      fs::create_directories(class_dir / name / "05-streams-and-pools");
+      std::ofstream(class_dir / name / "05-streams-and-pools" / "concurrency.cu") << text;
+    }
+  }
+  grade_class(class_dir, out_dir, "concurrency");
+
+  for (int copy = 1; copy <= kCopies; ++copy) {
+    for (const std::string kind : {"named", "null"}) {
+      const std::string student = kind + "-" + std::to_string(copy);
+      INFO("student ", student);
+      const auto report = student_report(out_dir, student);
+      REQUIRE(report.exercises.size() == 1);
+      const auto& items = report.exercises.front().items;
+      const auto overlap = std::find_if(items.begin(), items.end(),
+                                        [](const auto& item) { return item.name == "named streams overlap"; });
+      REQUIRE(overlap != items.end());
+      INFO(overlap->feedback);
+      CHECK(overlap->outcome == (kind == "named" ? Outcome::passed : Outcome::failed));
+    }
+  }
 }

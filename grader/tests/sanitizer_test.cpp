@@ -20,6 +20,22 @@ TEST_CASE("sanitizer: a clean run passes and is worth no points") {
   CHECK(item.name == "compute-sanitizer memcheck");
 }
 
+TEST_CASE("sanitizer: racecheck's own summary line counts as clean when it has no errors") {
+  const auto& racecheck = cdplab::sanitizer::tools().back();
+  REQUIRE(racecheck.name == "racecheck");
+  const auto clean = cdplab::sanitizer::item_from_output(
+      racecheck, "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n",
+      0, false);
+  CHECK(clean.outcome == Outcome::passed);
+  const auto hazard = cdplab::sanitizer::item_from_output(
+      racecheck,
+      "========= COMPUTE-SANITIZER\n========= Error: Race reported between Write access at block_sort+0x90\n"
+      "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n",
+      86, false);
+  CHECK(hazard.outcome == Outcome::failed);
+  CHECK(hazard.feedback.find("Race reported") != std::string::npos);
+}
+
 TEST_CASE("sanitizer: findings fail the item and are shown, without the program's own output") {
   const std::string output =
       "========= COMPUTE-SANITIZER\n"

@@ -15,6 +15,7 @@
 // one item, whose first output is 0.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/launch_pool.h"
 #include "cdplab/streams.h"
 
 #include <cstddef>
@@ -215,14 +216,6 @@ std::size_t most_children(std::size_t items, Aggregation how) {
 /// Launches the device runtime may need beyond the exercise's own (a small margin).
 constexpr std::size_t kPendingLaunchMargin = 64;
 
-/// Makes room for `launches` pending device-side launches. CDP2 fails the launches beyond the
-/// pool (2048 by default): per thread, 100000 items need far more. The pool is never lowered.
-void reserve_pending_launches(std::size_t launches) {
-  std::size_t pool = 0;
-  CDPLAB_CHECK(cudaDeviceGetLimit(&pool, cudaLimitDevRuntimePendingLaunchCount));
-  if (pool < launches) CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, launches));
-}
-
 }  // namespace
 
 ExpandRun expand_items(const std::vector<unsigned>& counts, const std::vector<float>& values, Aggregation how) {
@@ -235,6 +228,7 @@ ExpandRun expand_items(const std::vector<unsigned>& counts, const std::vector<fl
   if (counts.empty()) return run;
   const auto items = static_cast<unsigned>(counts.size());
   // Every child may still be pending when the last one is launched: the pool holds them all.
+  // CDP2 fails the launches beyond it (2048 by default), and per thread 100000 items need far more.
   reserve_pending_launches(most_children(counts.size(), how) + kPendingLaunchMargin);
 
   DeviceArray<unsigned> device_counts(counts);

@@ -13,6 +13,7 @@
 // The host then turns the spans into a timeline (cdplab/timeline.h) that shows the difference.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/launch_pool.h"
 #include "cdplab/streams.h"
 
 #include <cstddef>
@@ -87,10 +88,7 @@ std::vector<timeline::Span> launch_timed_children(LaunchStrategy strategy, unsig
   }
   const std::size_t children = std::size_t{blocks} * threads;
 
-  // Every child may be pending at once: the pool must hold them all.
-  std::size_t pool = 0;
-  CDPLAB_CHECK(cudaDeviceGetLimit(&pool, cudaLimitDevRuntimePendingLaunchCount));
-  if (pool < children) CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, children));
+  reserve_pending_launches(children);  // every child may be pending at once
 
   DeviceArray<timeline::Span> spans(children);  // zero-filled: a child that never runs keeps start 0
   reset_device_report();

@@ -18,6 +18,7 @@
 // long (a slow single-thread heapsort: a fallback for rare inputs, not the normal path).
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/launch_pool.h"
 #include "cdplab/streams.h"
 
 #include <climits>
@@ -195,13 +196,6 @@ std::size_t launch_bound(std::size_t n) {
 /// Launches the device runtime may need beyond the sort's own (a small margin).
 constexpr std::size_t kPendingLaunchMargin = 64;
 
-/// Makes room for `launches` pending device-side launches; never lowers the pool.
-void reserve_pending_launches(std::size_t launches) {
-  std::size_t pool = 0;
-  CDPLAB_CHECK(cudaDeviceGetLimit(&pool, cudaLimitDevRuntimePendingLaunchCount));
-  if (pool < launches) CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, launches));
-}
-
 }  // namespace
 // END SOLUTION
 
@@ -225,8 +219,8 @@ SortRun quicksort(const std::vector<int>& data) {
   //| // the sort holds an entry until its grid has completed, and a grid completes only after
   //| // its children: the whole tree can be pending at once. Derive from n how many launches
   //| // the sort can make at most (which grids launch? how many of them can one level hold?),
-  //| // read cudaLimitDevRuntimePendingLaunchCount with cudaDeviceGetLimit, and raise it with
-  //| // cudaDeviceSetLimit when it is smaller (never lower it). Wrap both calls in CDPLAB_CHECK.
+  //| // add kPendingLaunchMargin, and pass the sum to cdplab::reserve_pending_launches
+  //| // (cdplab/launch_pool.h): the same get-then-raise you wrote in the pools exercise.
   //| CDPLAB_TODO();
 
   DeviceArray<int> device_data(data);

@@ -32,13 +32,19 @@ grading::Item item_from_output(const Tool& tool, const std::string& output, int 
     item.outcome = grading::Outcome::failed;
     return item;
   }
-  // The tool's own lines start with "========="; the summary line says how many errors.
+  // The tool's own lines start with "========="; the summary line says how many errors:
+  // "ERROR SUMMARY: 0 errors" (memcheck) or "RACECHECK SUMMARY: 0 hazards displayed (0 errors,
+  // 0 warnings)" (racecheck).
   std::vector<std::string> findings;
   bool clean_summary = false;
   std::istringstream in(output);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("=========", 0) != 0) continue;
-    if (line.find("ERROR SUMMARY: 0 errors") != std::string::npos) clean_summary = true;
+    if (line.find("ERROR SUMMARY: 0 errors") != std::string::npos ||
+        (line.find("RACECHECK SUMMARY:") != std::string::npos && line.find("(0 errors") != std::string::npos)) {
+      clean_summary = true;
+      continue;
+    }
     if (line.find("COMPUTE-SANITIZER") != std::string::npos) continue;  // the banner
     findings.push_back(line);
   }
