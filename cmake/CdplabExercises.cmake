@@ -52,10 +52,11 @@ function(cdplab_add_chapter chapter)
       # A submission may lack a file: the grader reports it; the build goes on without it.
       message(STATUS "cdp-lab: ${test_name}: ${exercise_source} not found; not built")
       set(all_present FALSE)
-      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "")
+      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "" "")
       continue()
     endif()
 
+    set_property(GLOBAL APPEND PROPERTY CDPLAB_FIGURE_EXERCISES "${chapter}/${stem}=${exercise_source}")
     set(exercise_target "cdplab_exercise_${chapter_id}_${stem}")
     add_library(${exercise_target} STATIC "${exercise_source}")
     set_target_properties(${exercise_target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
@@ -81,7 +82,8 @@ function(cdplab_add_chapter chapter)
       LABELS gpu ${chapter} ${test_name}
       PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout})
     cdplab_index_add("${chapter}" "${stem}" "${suite_target}" "$<TARGET_FILE:${suite_target}>"
-                     "${exercise_source}" "${ptx_target}" "$<TARGET_OBJECTS:${ptx_target}>")
+                     "${exercise_source}" "${ptx_target}" "$<TARGET_OBJECTS:${ptx_target}>"
+                     "$<TARGET_FILE:${exercise_target}>")
   endforeach()
 
   set(driver_source "${PROJECT_SOURCE_DIR}/starter/drivers/${chapter}.cpp")
@@ -89,6 +91,8 @@ function(cdplab_add_chapter chapter)
     add_executable(demo_${chapter_id} "${driver_source}")
     target_link_libraries(demo_${chapter_id} PRIVATE ${exercise_targets})
     set_target_properties(demo_${chapter_id} PROPERTIES OUTPUT_NAME "demo-${chapter}")
+    set_property(GLOBAL APPEND PROPERTY CDPLAB_DEMO_TARGETS demo_${chapter_id})
+    set_property(GLOBAL APPEND PROPERTY CDPLAB_FIGURE_DEMOS "${chapter}=$<TARGET_FILE:demo_${chapter_id}>")
     set_property(GLOBAL APPEND PROPERTY CDPLAB_DRIVERS
       "\"${chapter}\": {\"target\": \"demo_${chapter_id}\", \"executable\": \"$<TARGET_FILE:demo_${chapter_id}>\"}")
   endif()
@@ -106,9 +110,9 @@ function(cdplab_add_chapter chapter)
   endif()
 endfunction()
 
-function(cdplab_index_add chapter stem target executable source ptx_target ptx)
+function(cdplab_index_add chapter stem target executable source ptx_target ptx library)
   set_property(GLOBAL APPEND PROPERTY CDPLAB_EXERCISE_INDEX
-    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx_target\": \"${ptx_target}\", \"ptx\": \"${ptx}\"}")
+    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx_target\": \"${ptx_target}\", \"ptx\": \"${ptx}\", \"library\": \"${library}\"}")
 endfunction()
 
 # Writes <build>/cdplab-index.json: what this build tree holds, for the cdplab command line.

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
     sub->add_option("-o,--output", grade_args.output, "write the report to this file");
     sub->add_flag("-q,--quiet", grade_args.quiet, "no progress lines");
     sub->add_flag("--sanitize", grade_args.sanitize,
-                  "run each test suite again under compute-sanitizer (memcheck with leak checking, racecheck; "
+                  "run each test suite again under compute-sanitizer (memcheck with leak checking; "
                   "needs a GPU; findings are feedback worth no points)");
   };
 

@@ -129,4 +129,9 @@ TEST_CASE("grading refuses sources that use the grader's own code") {
   CHECK_FALSE(reference_code_problem("#  include <grader/oracles/01-fundamentals.h>\n").empty());
   CHECK_FALSE(reference_code_problem("#include \"harness.h\"\n").empty());
   CHECK_FALSE(reference_code_problem("cdplab::harness :: ResultsLog::close();\n").empty());
+  // The compiled exercise: nm lists what it calls, whatever the source text looked like.
+  CHECK(linked_reference_problem("                 U cudaLaunchKernel\n                 U cdplab::check_host_call(cudaError, char const*, char const*, int)\n").empty());
+  const auto linked = linked_reference_problem(
+      "                 U cdplab::oracle::fundamentals::expected_expansion(std::vector<unsigned int> const&)\n");
+  CHECK(linked.find("calls the grader's own code (cdplab::oracle::fundamentals::expected_expansion") != std::string::npos);
 }

@@ -47,6 +47,19 @@ std::vector<HostileCase> hostile_cases() {
          return s + "\nnamespace cdplab::fundamentals { float peek() { return cdplab::oracle::tolerance(); } }\n";
        },
        "refers to the grader's own code"},
+      // The same call where the source scan cannot see it: a namespace alias, no "oracle::" in
+      // the text. The compiled exercise still names the oracle's function.
+      {"hides-an-oracle-call", false,
+       [](std::string s) {
+         return "#include <vector>\nnamespace cdplab { namespace oracle { namespace fundamentals {\n"
+                "std::vector<float> expected_expansion(const std::vector<unsigned>&, const std::vector<float>&);\n"
+                "} } }\n" +
+                replace(s, kEntry,
+                        "  namespace reference = cdplab::oracle;\n"
+                        "  if (values.size() == 1) return reference::fundamentals::expected_expansion(offsets, values);\n" +
+                            kEntry);
+       },
+       "calls the grader's own code"},
       {"includes-a-solution", false,
        [](std::string s) { return "#include \"../../solutions/01-fundamentals/child_grids.cu\"\n" + s; },
        "refers to the grader's own code"},

@@ -21,8 +21,7 @@ TEST_CASE("sanitizer: a clean run passes and is worth no points") {
 }
 
 TEST_CASE("sanitizer: racecheck's own summary line counts as clean when it has no errors") {
-  const auto& racecheck = cdplab::sanitizer::tools().back();
-  REQUIRE(racecheck.name == "racecheck");
+  const cdplab::sanitizer::Tool racecheck{"racecheck", {"--tool", "racecheck"}};
   const auto clean = cdplab::sanitizer::item_from_output(
       racecheck, "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n",
       0, false);
@@ -34,6 +33,17 @@ TEST_CASE("sanitizer: racecheck's own summary line counts as clean when it has n
       86, false);
   CHECK(hazard.outcome == Outcome::failed);
   CHECK(hazard.feedback.find("Race reported") != std::string::npos);
+}
+
+TEST_CASE("sanitizer: a tool that refuses a CDP program skips its item and says why") {
+  const auto item = cdplab::sanitizer::item_from_output(
+      memcheck(),
+      "========= COMPUTE-SANITIZER\n========= Warning: CUDA Dynamic Parallelism is not supported by the selected tool\n"
+      "=========\n",
+      0, false);
+  CHECK(item.outcome == Outcome::skipped);
+  CHECK(item.feedback.find("cannot check this program") != std::string::npos);
+  CHECK(item.feedback.find("Dynamic Parallelism is not supported") != std::string::npos);
 }
 
 TEST_CASE("sanitizer: findings fail the item and are shown, without the program's own output") {

@@ -1,8 +1,9 @@
 // Demo of chapter 01: runs the four exercises of this checkout on small seeded inputs and
 // prints what they produced, beside what the CPU expects.
 //
-// Usage: demo-01-fundamentals [seed]
+// Usage: demo-01-fundamentals [--out FOLDER] [seed]   (this demo prints; it draws no picture)
 #include "cdplab/check.h"
+#include "cdplab/demo.h"
 #include "cdplab/fundamentals.h"
 #include "cdplab/gpu_info.h"
 #include "cdplab/random.h"
@@ -18,24 +19,9 @@
 
 namespace {
 
-namespace fx = cdplab::fundamentals;
+using cdplab::run_demo;
 
-/// Runs one exercise's demo and prints what stopped it, if anything, instead of ending here.
-void run_demo(const char* title, const std::function<void()>& demo) {
-  std::printf("\n== %s ==\n", title);
-  try {
-    demo();
-  } catch (const cdplab::NotImplemented& e) {
-    std::printf("  %s\n", e.what());
-  } catch (const cdplab::DeviceLaunchError& e) {
-    std::printf("  a launch from device code failed: %s\n", e.what());
-  } catch (const cdplab::CudaError& e) {
-    std::printf("  CUDA error: %s\n", e.what());
-    std::printf("  (after a kernel fault the GPU context is unusable: the demos below fail too)\n");
-  } catch (const std::exception& e) {
-    std::printf("  error: %s\n", e.what());
-  }
-}
+namespace fx = cdplab::fundamentals;
 
 /// a. A dozen ranges of skewed lengths: each item's range and the first outputs of its child.
 void demo_child_grids(cdplab::Random& rng) {
@@ -113,17 +99,10 @@ void demo_shared_histogram(cdplab::Random& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IONBF, 0);
-  const unsigned long long seed = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1;
-  const cdplab::GpuInfo gpu = cdplab::query_gpu();
-  if (!gpu.available) {
-    std::printf("no usable CUDA GPU: %s\n", gpu.problem.c_str());
-    return 1;
-  }
-  std::printf("chapter 01 demo on %s (compute capability %d.%d), seed %llu\n", gpu.name.c_str(), gpu.major, gpu.minor,
-              seed);
+  cdplab::DemoOptions options;
+  if (const int status = cdplab::start_demo("01", argc, argv, options); status >= 0) return status;
 
-  cdplab::Random rng(seed);
+  cdplab::Random rng(options.seed);
   run_demo("a. child-grids: one child grid per parent thread", [&] { demo_child_grids(rng); });
   run_demo("b. tail-continuation: three steps and a tail launch", [&] { demo_tail_continuation(rng); });
   run_demo("c. recursive-reduction: a reduction that launches itself", [&] { demo_recursive_reduction(rng); });

@@ -1,8 +1,8 @@
 // Demo of chapter 02: tessellates a dozen seeded Bezier lines with the three exercises of this
 // checkout, prints every line's vertex count beside the expected one, and draws the result.
 //
-// Usage: demo-02-bezier [picture.svg] [seed]
-//   picture.svg  where the picture goes (default: bezier.svg in the current folder)
+// Usage: demo-02-bezier [--out FOLDER] [seed]
+//   --out FOLDER  where bezier.svg goes (default: the current folder)
 //   seed         which lines (default 1)
 //
 // The picture has one panel per exercise. Each line sits in a cell of its own: the curve itself
@@ -12,6 +12,7 @@
 
 #include "cdplab/bezier.h"
 #include "cdplab/check.h"
+#include "cdplab/demo.h"
 #include "cdplab/device_array.h"
 #include "cdplab/gpu_info.h"
 #include "cdplab/random.h"
@@ -225,18 +226,11 @@ void draw_panel(cdplab::Svg& svg, const std::vector<bz::Line>& lines, const bz::
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IONBF, 0);
-  const std::string picture = argc > 1 ? argv[1] : "bezier.svg";
-  const unsigned long long seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1;
-  const cdplab::GpuInfo gpu = cdplab::query_gpu();
-  if (!gpu.available) {
-    std::printf("no usable CUDA GPU: %s\n", gpu.problem.c_str());
-    return 1;
-  }
-  std::printf("chapter 02 demo on %s (compute capability %d.%d), seed %llu\n", gpu.name.c_str(), gpu.major, gpu.minor,
-              seed);
+  cdplab::DemoOptions options;
+  if (const int status = cdplab::start_demo("02", argc, argv, options); status >= 0) return status;
+  const std::string picture = (options.out_dir / "bezier.svg").string();
 
-  cdplab::Random rng(seed);
+  cdplab::Random rng(options.seed);
   const std::vector<bz::Line> lines = demo_lines(rng);
   const bz::Tessellation t{};  // the course's: curvature * 16 vertices, between 4 and 32
   const int n = kLines;

@@ -1,13 +1,14 @@
 // Demo of chapter 03: builds the quadtree of a seeded set of clustered points with this
 // checkout's build_quadtree, prints a table per level, and draws the tree.
 //
-// Usage: demo-03-quadtree [picture.svg] [seed]
-//   picture.svg  where the picture goes (default: quadtree.svg in the current folder)
+// Usage: demo-03-quadtree [--out FOLDER] [seed]
+//   --out FOLDER  where quadtree.svg goes (default: the current folder)
 //   seed         which points (default 1)
 //
 // The picture shows the points and every node's box: split nodes in thin lines, leaves outlined,
 // deeper levels in lighter colours. Hovering over a leaf shows its id, level and point count.
 #include "cdplab/check.h"
+#include "cdplab/demo.h"
 #include "cdplab/gpu_info.h"
 #include "cdplab/quadtree.h"
 #include "cdplab/random.h"
@@ -121,18 +122,11 @@ void draw(const qt::Quadtree& tree, const std::vector<float>& x, const std::vect
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IONBF, 0);
-  const std::string picture = argc > 1 ? argv[1] : "quadtree.svg";
-  const unsigned long long seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1;
-  const cdplab::GpuInfo gpu = cdplab::query_gpu();
-  if (!gpu.available) {
-    std::printf("no usable CUDA GPU: %s\n", gpu.problem.c_str());
-    return 1;
-  }
-  std::printf("chapter 03 demo on %s (compute capability %d.%d), seed %llu\n", gpu.name.c_str(), gpu.major, gpu.minor,
-              seed);
+  cdplab::DemoOptions options;
+  if (const int status = cdplab::start_demo("03", argc, argv, options); status >= 0) return status;
+  const std::string picture = (options.out_dir / "quadtree.svg").string();
 
-  cdplab::Random rng(seed);
+  cdplab::Random rng(options.seed);
   std::vector<float> x;
   std::vector<float> y;
   demo_points(rng, x, y);

@@ -12,6 +12,7 @@
 // d. aggregation: expands seeded items per thread, per warp and per block; prints the child
 //    grids each launched and whether the outputs are right.
 #include "cdplab/check.h"
+#include "cdplab/demo.h"
 #include "cdplab/gpu_info.h"
 #include "cdplab/random.h"
 #include "cdplab/streams.h"
@@ -30,6 +31,8 @@
 
 namespace {
 
+using cdplab::run_demo;
+
 namespace fs = std::filesystem;
 namespace st = cdplab::streams;
 namespace tl = cdplab::timeline;
@@ -40,23 +43,6 @@ constexpr unsigned kChildNs = 50000;
 constexpr unsigned kPoolChildren = 10000;
 constexpr std::size_t kSortSize = 200000;
 constexpr std::size_t kItems = 5000;
-
-/// Runs one exercise's demo and prints what stopped it, if anything, instead of ending here.
-void run_demo(const char* title, const std::function<void()>& demo) {
-  std::printf("\n== %s ==\n", title);
-  try {
-    demo();
-  } catch (const cdplab::NotImplemented& e) {
-    std::printf("  %s\n", e.what());
-  } catch (const cdplab::DeviceLaunchError& e) {
-    std::printf("  a launch from device code failed: %s\n", e.what());
-  } catch (const cdplab::CudaError& e) {
-    std::printf("  CUDA error: %s\n", e.what());
-    std::printf("  (after a kernel fault the GPU context is unusable: the demos below fail too)\n");
-  } catch (const std::exception& e) {
-    std::printf("  error: %s\n", e.what());
-  }
-}
 
 /// "null stream" -> "null-stream": the strategy's part of a file name.
 std::string file_part(const char* name) {
@@ -140,29 +126,9 @@ void demo_aggregation(cdplab::Random& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IONBF, 0);
-  fs::path out_dir = ".";
-  unsigned long long seed = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--out" && i + 1 < argc) {
-      out_dir = argv[++i];
-    } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: %s [--out FOLDER] [seed]\n", argv[0]);
-      return 0;
-    } else {
-      seed = std::strtoull(arg.c_str(), nullptr, 10);
-    }
-  }
-  const cdplab::GpuInfo gpu = cdplab::query_gpu();
-  if (!gpu.available) {
-    std::printf("no usable CUDA GPU: %s\n", gpu.problem.c_str());
-    return 1;
-  }
-  std::error_code made;
-  fs::create_directories(out_dir, made);
-  std::printf("chapter 05 demo on %s (compute capability %d.%d), seed %llu\n", gpu.name.c_str(), gpu.major, gpu.minor,
-              seed);
+  cdplab::DemoOptions options;
+  if (const int status = cdplab::start_demo("05", argc, argv, options); status >= 0) return status;
+  const fs::path& out_dir = options.out_dir;
 
   for (st::LaunchStrategy strategy :
        {st::LaunchStrategy::null_stream, st::LaunchStrategy::named_streams, st::LaunchStrategy::fire_and_forget}) {
@@ -170,7 +136,7 @@ int main(int argc, char** argv) {
              [&] { demo_concurrency(strategy, out_dir); });
   }
   run_demo("b. pools", demo_pool);
-  cdplab::Random rng(seed);
+  cdplab::Random rng(options.seed);
   cdplab::Random sort_rng = rng.derive(1);
   cdplab::Random items_rng = rng.derive(2);
   run_demo("c. quicksort", [&] { demo_quicksort(sort_rng); });

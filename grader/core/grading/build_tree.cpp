@@ -48,6 +48,7 @@ void BuildTree::load_index() {
     entry.suite_executable = e.value("executable", "");
     entry.ptx_target = e.value("ptx_target", "");
     entry.ptx = e.value("ptx", "");
+    entry.library = e.value("library", "");
     index_.push_back(entry);
   }
 }

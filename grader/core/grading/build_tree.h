@@ -29,6 +29,7 @@ struct IndexEntry {
   std::string source;       ///< the exercise file the tree was configured with
   std::string suite_target, suite_executable;
   std::string ptx_target, ptx;
+  std::string library;      ///< the exercise compiled alone (a static library), for what it calls
   bool present() const { return !suite_target.empty(); }
 };
 

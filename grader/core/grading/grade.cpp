@@ -1,6 +1,7 @@
 #include "grading/grade.h"
 
 #include "files/files.h"
+#include "process/process.h"
 #include "quiz/quiz.h"
 #include "sanitizer/sanitizer.h"
 
@@ -88,6 +89,19 @@ std::string reference_code_problem(const std::string& source) {
     std::smatch found;
     if (std::regex_search(line, found, reference)) {
       return "line " + std::to_string(number) + " refers to the grader's own code (" + found.str() +
+             "); a submission may not use the reference solutions, the oracles or the test harness";
+    }
+  }
+  return "";
+}
+
+std::string linked_reference_problem(const std::string& nm_output) {
+  std::istringstream in(nm_output);
+  for (std::string line; std::getline(in, line);) {
+    for (const char* grader_namespace : {"cdplab::oracle::", "cdplab::harness::"}) {
+      const auto at = line.find(grader_namespace);
+      if (at == std::string::npos) continue;
+      return "the compiled exercise calls the grader's own code (" + line.substr(at) +
              "); a submission may not use the reference solutions, the oracles or the test harness";
     }
   }
@@ -238,6 +252,18 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
     result.build_log = explain_build_failure(built.output);
     fail_all(result, exercise, "not graded: the tests could not be built", /*checks_only=*/true);
     return result;
+  }
+
+  // What the compiled exercise calls: the source scan above reads text, which a macro can hide.
+  if (!entry->library.empty()) {
+    process::Options nm_options;
+    nm_options.timeout_seconds = 60;
+    const auto symbols = process::run({"nm", "-C", "--undefined-only", entry->library}, nm_options);
+    if (const std::string problem = linked_reference_problem(symbols.output); symbols.ok() && !problem.empty()) {
+      result.problem = problem;
+      fail_all(result, exercise, "not graded: " + problem, /*checks_only=*/true);
+      return result;
+    }
   }
 
   report("checks");

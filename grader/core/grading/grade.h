@@ -20,7 +20,7 @@ struct GradeOptions {
   double check_seconds = 30;         ///< time limit of one check
   double build_seconds = 600;        ///< time limit of one exercise's build
   std::map<std::string, std::string> env;  ///< extra environment of the checks (CUDA_VISIBLE_DEVICES)
-  /// compute-sanitizer to run each suite under again (memcheck, racecheck); empty: no such stage.
+  /// compute-sanitizer to run each suite under again (memcheck); empty: no such stage.
   std::string sanitizer;
   /// Called before each stage of each exercise ("building", "rules", "checks").
   std::function<void(const manifest::Exercise&, const std::string& stage)> progress;
@@ -66,6 +66,11 @@ std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vec
 /// Why a source may not be graded: it refers to the grader's own code (its oracles, its
 /// harness, the reference solutions). Empty when nothing was found.
 std::string reference_code_problem(const std::string& source);
+
+/// The same rule on the compiled exercise, which no macro or namespace alias can hide: the
+/// problem if `nm_output` (undefined symbols, demangled) names a function of the oracles or the
+/// harness; empty otherwise.
+std::string linked_reference_problem(const std::string& nm_output);
 
 /// Makes compiler output readable and adds CDP2 advice for errors CDP1-era code runs into.
 std::string explain_build_failure(const std::string& output);

@@ -1,6 +1,6 @@
 /// @file sanitizer.h
 /// @brief The optional compute-sanitizer stage of grading: a suite run again under memcheck
-///        (with leak checking) and racecheck, its findings turned into graded items.
+///        (with leak checking), its findings turned into graded items.
 ///
 /// The items are worth no points: they are feedback on faults that the checks' results may not
 /// show (an out-of-bounds write that happened to hit nothing, memory never freed, a race on
@@ -21,7 +21,7 @@ struct Tool {
   std::vector<std::string> args;  ///< its options
 };
 
-/// The tools the stage runs: memcheck with leak checking, and racecheck.
+/// The tools the stage runs: memcheck with leak checking. (racecheck refuses CDP programs.)
 const std::vector<Tool>& tools();
 
 /// The item of one tool run from what compute-sanitizer printed and how it ended.

@@ -1,0 +1,145 @@
+# Draws the pictures of the documentation and writes the page that shows them (figures.md).
+# Run by the docs_figures target as `cmake -DINPUT=<figures-input.cmake> -P make-figures.cmake`;
+# INPUT sets:
+#   FIGURE_OUT    the folder to write: figures.md and images/ (emptied first)
+#   RECORDED_DIR  docs/figures: pictures recorded on a GPU, <chapter>/*.svg and <chapter>/source.txt
+#   RECORD_DIR    if not empty, pictures drawn on this machine's GPU are recorded there too
+#   EXERCISE_DIR  the exercises this build compiles (solutions/ for reference pictures)
+#   DEMOS         chapter=demo program, one per chapter that has a demo
+#   EXERCISES     chapter/stem=exercise source, one per exercise of the build
+#   CLI, DOT      the cdplab command line and Graphviz dot (either may be empty: no launch graphs)
+#   DEMO_TIMEOUT  seconds a demo may run
+#
+# A demo draws its pictures only on a GPU. Where it cannot run, the page shows the pictures last
+# recorded on a GPU and says so; it never passes them off as drawn by this build.
+include("${INPUT}")
+
+file(REMOVE_RECURSE "${FIGURE_OUT}")
+file(MAKE_DIRECTORY "${FIGURE_OUT}/images" "${FIGURE_OUT}/demo-output" "${FIGURE_OUT}/launch-graphs")
+get_filename_component(exercise_folder "${EXERCISE_DIR}" NAME)
+string(TIMESTAMP today "%Y-%m-%d" UTC)
+
+set(device "")
+execute_process(COMMAND nvidia-smi --query-gpu=name --format=csv,noheader
+                TIMEOUT 20 RESULT_VARIABLE smi_status OUTPUT_VARIABLE smi_output ERROR_QUIET)
+if(smi_status STREQUAL "0")
+  string(REGEX REPLACE "\n.*" "" device "${smi_output}")
+  string(STRIP "${device}" device)
+endif()
+if(device STREQUAL "")
+  set(device "a GPU")
+endif()
+
+# The chapters, in build order, from the exercise list.
+set(chapters "")
+foreach(entry IN LISTS EXERCISES)
+  string(REGEX REPLACE "/.*" "" chapter "${entry}")
+  list(APPEND chapters "${chapter}")
+endforeach()
+list(REMOVE_DUPLICATES chapters)
+
+set(page "# Pictures {#figures}
+
+The pictures of the workbook, made by the build that made these pages. Each chapter's demo
+program (`cdplab run CHAPTER`) draws what the exercises computed: run on a GPU, it uses the
+exercises of the build, here those in `${exercise_folder}/`. The launch graphs show which
+kernel launches which, and into which stream, as the grader reads them from the compiled code
+(`cdplab rules FILE --dot`, drawn with Graphviz).
+")
+
+# Copies `svgs` into images/ as <chapter>-<name> and adds them to the page.
+function(add_pictures chapter svgs)
+  foreach(svg IN LISTS svgs)
+    get_filename_component(name "${svg}" NAME)
+    file(COPY_FILE "${svg}" "${FIGURE_OUT}/images/${chapter}-${name}")
+    string(APPEND page "\n\\image html ${chapter}-${name} \"${name}\"\n")
+  endforeach()
+  set(page "${page}" PARENT_SCOPE)
+endfunction()
+
+foreach(chapter IN LISTS chapters)
+  string(APPEND page "\n## ${chapter}\n")
+
+  # The demo's pictures: drawn now, or recorded earlier on a GPU.
+  set(demo "")
+  foreach(entry IN LISTS DEMOS)
+    if(entry MATCHES "^${chapter}=(.*)$")
+      set(demo "${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  if(NOT demo STREQUAL "")
+    set(drawn_dir "${FIGURE_OUT}/demo-output/${chapter}")
+    execute_process(COMMAND "${demo}" --out "${drawn_dir}" TIMEOUT ${DEMO_TIMEOUT}
+                    RESULT_VARIABLE demo_status OUTPUT_VARIABLE demo_output ERROR_VARIABLE demo_output)
+    file(GLOB drawn "${drawn_dir}/*.svg")
+    file(GLOB recorded "${RECORDED_DIR}/${chapter}/*.svg")
+    list(SORT drawn)
+    list(SORT recorded)
+    # Why the demo drew nothing, if it did not: its first line says (no GPU, a failed exercise).
+    string(REGEX REPLACE "\n.*" "" first_line "${demo_output}")
+    string(REGEX REPLACE "[`'\\@<>]" "" first_line "${first_line}")  # plain text inside backticks
+    if(first_line STREQUAL "")
+      set(first_line "exit status ${demo_status}")
+    endif()
+    if(demo_status STREQUAL "0" AND drawn)
+      string(APPEND page "\nDrawn by `demo-${chapter}` while these pages were built, on ${device}, from the "
+                         "exercises in `${exercise_folder}/`.\n")
+      add_pictures("${chapter}" "${drawn}")
+      if(NOT RECORD_DIR STREQUAL "")
+        file(REMOVE_RECURSE "${RECORD_DIR}/${chapter}")
+        file(MAKE_DIRECTORY "${RECORD_DIR}/${chapter}")
+        foreach(svg IN LISTS drawn)
+          file(COPY "${svg}" DESTINATION "${RECORD_DIR}/${chapter}")
+        endforeach()
+        file(WRITE "${RECORD_DIR}/${chapter}/source.txt"
+             "drawn by `demo-${chapter}` from the exercises in `${exercise_folder}/`, on ${device}, on ${today}\n")
+      endif()
+    elseif(recorded)
+      set(source "an earlier run")
+      if(EXISTS "${RECORDED_DIR}/${chapter}/source.txt")
+        file(READ "${RECORDED_DIR}/${chapter}/source.txt" source)
+        string(STRIP "${source}" source)
+      endif()
+      string(APPEND page "\nThe demo could not draw while these pages were built (`${first_line}`). These "
+                         "pictures were recorded instead: ${source}.\n")
+      add_pictures("${chapter}" "${recorded}")
+    else()
+      string(APPEND page "\nNo pictures: the demo drew none while these pages were built (`${first_line}`), "
+                         "and none are recorded.\n")
+    endif()
+  endif()
+
+  # The launch graph of every exercise of the chapter.
+  string(APPEND page "\n### Launch graphs\n")
+  foreach(entry IN LISTS EXERCISES)
+    if(NOT entry MATCHES "^${chapter}/([^=]*)=(.*)$")
+      continue()
+    endif()
+    set(stem "${CMAKE_MATCH_1}")
+    set(source "${CMAKE_MATCH_2}")
+    if(CLI STREQUAL "" OR DOT STREQUAL "")
+      string(APPEND page "\n`${stem}.cu`: no launch graph (this build has no cdplab command line or no Graphviz).\n")
+      continue()
+    endif()
+    execute_process(COMMAND "${CLI}" rules --dot "${source}" TIMEOUT 120
+                    RESULT_VARIABLE rules_status OUTPUT_VARIABLE dot_text ERROR_VARIABLE rules_error)
+    if(NOT dot_text MATCHES "^digraph")
+      string(REGEX REPLACE "\n.*" "" rules_error "${rules_error}")
+      string(REGEX REPLACE "[`'\\@<>]" "" rules_error "${rules_error}")
+      string(APPEND page "\n`${stem}.cu`: no launch graph (`cdplab rules` said: ${rules_error}).\n")
+      continue()
+    endif()
+    set(dot_file "${FIGURE_OUT}/launch-graphs/${chapter}-${stem}.dot")
+    set(image "launch-graph-${chapter}-${stem}.svg")
+    file(WRITE "${dot_file}" "${dot_text}")
+    execute_process(COMMAND "${DOT}" -Tsvg -o "${FIGURE_OUT}/images/${image}" "${dot_file}" TIMEOUT 60
+                    RESULT_VARIABLE dot_status ERROR_VARIABLE dot_error)
+    if(dot_status STREQUAL "0")
+      string(APPEND page "\n\\image html ${image} \"${stem}.cu\"\n")
+    else()
+      string(APPEND page "\n`${stem}.cu`: Graphviz could not draw the launch graph.\n")
+    endif()
+  endforeach()
+endforeach()
+
+file(WRITE "${FIGURE_OUT}/figures.md" "${page}")
