@@ -2,6 +2,7 @@
 // wrong on purpose, graded by `cdplab grade` like any class. Each must get its expected verdict,
 // and no case may stop the batch. The cases that need a kernel to run are graded only where a
 // GPU is present (on a machine without one they would only be skipped).
+#include "files/files.h"
 #include "process/process.h"
 #include "report/report.h"
 
@@ -11,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <utility>
 
 namespace fs = std::filesystem;
@@ -110,13 +110,6 @@ std::vector<HostileCase> hostile_cases() {
   };
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 /// Grades every submission in class_dir with `cdplab grade`, limited to the exercise `only`.
 void grade_class(const fs::path& class_dir, const fs::path& out_dir, const std::string& only) {
   cdplab::process::Options options;
@@ -145,7 +138,7 @@ bool gpu_present() {
 
 TEST_CASE("hostile submissions get their verdicts and never stop the batch") {
   const bool gpu = gpu_present();
-  const std::string solution = read_text(kRoot / "solutions/01-fundamentals/child_grids.cu");
+  const std::string solution = cdplab::files::read_text(kRoot / "solutions/01-fundamentals/child_grids.cu");
   const fs::path class_dir = kWork / "class";
   const fs::path out_dir = kWork / "grades";
   fs::remove_all(class_dir);
@@ -186,7 +179,7 @@ TEST_CASE("the concurrency check fails a NULL-stream parent and passes a named-s
     MESSAGE("CDPLAB_TEST_SKIPPED: no GPU, and the concurrency check needs kernels to run");
     return;
   }
-  const std::string solution = read_text(kRoot / "solutions/05-streams-and-pools/concurrency.cu");
+  const std::string solution = cdplab::files::read_text(kRoot / "solutions/05-streams-and-pools/concurrency.cu");
   const std::string named_launch = "grader::timed_child<<<1, grader::kTimedChildThreads, 0, stream>>>";
   const std::string null_stream =
       replace(solution, named_launch, "grader::timed_child<<<1, grader::kTimedChildThreads>>>");

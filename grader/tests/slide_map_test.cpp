@@ -1,11 +1,11 @@
 // The slide map (docs/slide-map.md) against the chapter manifests: every exercise and page it
 // names exists, every course title a manifest cites has a row, and no row is left unexplained.
+#include "files/files.h"
 #include "manifest/manifest.h"
 
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -27,11 +27,9 @@ std::string trim(const std::string& text) {
 }
 
 std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  REQUIRE_MESSAGE(in.good(), "cannot read ", file.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text = cdplab::files::read_text(file);
+  REQUIRE_MESSAGE(!text.empty(), "cannot read ", file.string());
+  return text;
 }
 
 /// One data row of a table of the slide map, with its line number for messages.

@@ -5,7 +5,6 @@
 #include "cdplab/check.h"
 #include "cdplab/demo.h"
 #include "cdplab/fundamentals.h"
-#include "cdplab/gpu_info.h"
 #include "cdplab/random.h"
 
 #include <algorithm>
@@ -13,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <functional>
 #include <string>
 #include <vector>
 

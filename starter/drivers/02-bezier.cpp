@@ -14,7 +14,6 @@
 #include "cdplab/check.h"
 #include "cdplab/demo.h"
 #include "cdplab/device_array.h"
-#include "cdplab/gpu_info.h"
 #include "cdplab/random.h"
 #include "cdplab/svg.h"
 

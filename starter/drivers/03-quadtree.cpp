@@ -9,7 +9,6 @@
 // deeper levels in lighter colours. Hovering over a leaf shows its id, level and point count.
 #include "cdplab/check.h"
 #include "cdplab/demo.h"
-#include "cdplab/gpu_info.h"
 #include "cdplab/quadtree.h"
 #include "cdplab/random.h"
 #include "cdplab/svg.h"
@@ -135,18 +134,10 @@ int main(int argc, char** argv) {
 
   qt::Quadtree tree;
   bool built = false;
-  try {
+  cdplab::run_demo("quadtree-build", [&] {
     tree = qt::build_quadtree(x, y, kBounds, kParams);
     built = true;
-  } catch (const cdplab::NotImplemented& e) {
-    std::printf("  %s\n", e.what());
-  } catch (const cdplab::DeviceLaunchError& e) {
-    std::printf("  a launch from device code failed: %s\n", e.what());
-  } catch (const cdplab::CudaError& e) {
-    std::printf("  CUDA error: %s\n", e.what());
-  } catch (const std::exception& e) {
-    std::printf("  error: %s\n", e.what());
-  }
+  });
   if (built) print_levels(tree);
 
   try {

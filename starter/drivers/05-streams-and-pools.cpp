@@ -13,7 +13,6 @@
 //    grids each launched and whether the outputs are right.
 #include "cdplab/check.h"
 #include "cdplab/demo.h"
-#include "cdplab/gpu_info.h"
 #include "cdplab/random.h"
 #include "cdplab/streams.h"
 #include "cdplab/timeline.h"
@@ -25,7 +24,6 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <string>
 #include <vector>
 
