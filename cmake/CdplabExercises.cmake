@@ -75,6 +75,7 @@ function(cdplab_add_chapter chapter)
     target_link_libraries(${suite_target} PRIVATE ${exercise_target} ${oracle_target}
                           cdplab::harness)
     target_compile_definitions(${suite_target} PRIVATE CDPLAB_SUITE_NAME="${test_name}")
+    cdplab_add_reference_twin(${chapter} ${stem} ${suite_source} ${suite_target} "${support_target}" "${oracle_target}")
     # One CTest test per check ("01-fundamentals/child_grids/<check>"): a crash or a hang in
     # one check cannot spoil the others; CTest's timeout backs up the suite's own watchdog.
     math(EXPR ctest_timeout "${CDPLAB_CHECK_TIMEOUT} + 15")
@@ -108,6 +109,39 @@ function(cdplab_add_chapter chapter)
     set_property(GLOBAL APPEND PROPERTY CDPLAB_BENCHES
       "\"${chapter}\": {\"target\": \"bench_${chapter_id}\", \"executable\": \"$<TARGET_FILE:bench_${chapter_id}>\"}")
   endif()
+endfunction()
+
+# cdplab_add_reference_twin: a suite with speed checks (it registers a CDPLAB_SPEED_WORKLOAD)
+# times the reference solution in the same run (grader/harness/speed.h). The reference cannot
+# share the suite's process, so the suite is linked a second time against solutions/: the twin,
+# which the speed checks run with --speed-workload. A build of solutions/ is its own twin; a copy
+# without solutions/ (a student release) has none, and its speed checks report themselves skipped.
+function(cdplab_add_reference_twin chapter stem suite_source suite_target support_target oracle_target)
+  file(STRINGS "${suite_source}" speed_lines REGEX "CDPLAB_SPEED_WORKLOAD\\(")
+  if(NOT speed_lines)
+    return()
+  endif()
+  set(reference_source "${PROJECT_SOURCE_DIR}/solutions/${chapter}/${stem}.cu")
+  file(REAL_PATH "${CDPLAB_EXERCISE_DIR}" exercise_dir)
+  file(REAL_PATH "${PROJECT_SOURCE_DIR}/solutions" solutions_dir)
+  if(exercise_dir STREQUAL solutions_dir)
+    target_compile_definitions(${suite_target} PRIVATE CDPLAB_REFERENCE_SUITE="$<TARGET_FILE:${suite_target}>")
+    return()
+  endif()
+  if(NOT EXISTS "${reference_source}")
+    return()
+  endif()
+  string(REGEX REPLACE "[^A-Za-z0-9]" "_" chapter_id "${chapter}")
+  set(reference_library "cdplab_reference_${chapter_id}_${stem}")
+  add_library(${reference_library} STATIC "${reference_source}")
+  set_target_properties(${reference_library} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+  target_link_libraries(${reference_library} PUBLIC cdplab::starter ${support_target})
+  set(twin "reference_${suite_target}")
+  add_executable(${twin} "${suite_source}" "${PROJECT_SOURCE_DIR}/grader/harness/suite_main.cpp")
+  target_link_libraries(${twin} PRIVATE ${reference_library} ${oracle_target} cdplab::harness)
+  target_compile_definitions(${twin} PRIVATE CDPLAB_SUITE_NAME="${chapter}/${stem} (reference)")
+  target_compile_definitions(${suite_target} PRIVATE CDPLAB_REFERENCE_SUITE="$<TARGET_FILE:${twin}>")
+  add_dependencies(${suite_target} ${twin})  # the twin is built whenever the suite is
 endfunction()
 
 function(cdplab_index_add chapter stem target executable source ptx_target ptx library)

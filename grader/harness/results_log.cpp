@@ -36,6 +36,8 @@ struct State {
   double limit_seconds = CDPLAB_CHECK_TIMEOUT;
   int ran = 0;
   int skipped = 0;
+  std::string skip_running;         // set by skip_running_check: the running check's reason
+  std::vector<std::string> notes;   // the running check's notes
   // Written before a check starts, read by the signal handler: a ready-made line.
   char crash_line[2048] = {0};
   std::size_t crash_line_length = 0;
@@ -187,6 +189,8 @@ class ResultsListener : public doctest::IReporter {
 
   void test_case_start(const doctest::TestCaseData& tc) override {
     failures_.clear();
+    state().skip_running.clear();
+    state().notes.clear();
     json record = base_record("start", tc.m_name);
     record["seed"] = state().seed;
     record["device"] = state().device;
@@ -201,10 +205,19 @@ class ResultsListener : public doctest::IReporter {
     const auto* options = doctest::getContextOptions();
     const std::string name = options && options->currentTest ? options->currentTest->m_name : "";
     const bool passed = stats.testCaseSuccess && stats.numAssertsFailedCurrentTest == 0 && failures_.empty();
+    if (passed && !state().skip_running.empty()) {  // nothing failed before the check gave up
+      json record = base_record("skipped", name);
+      record["reason"] = state().skip_running;
+      write_line(record);
+      state().crash_line_length = 0;
+      ++state().skipped;
+      return;
+    }
     json record = base_record("end", name);
     record["status"] = passed ? "passed" : "failed";
     record["seconds"] = stats.seconds;
     record["failures"] = failures_;
+    if (!state().notes.empty()) record["notes"] = state().notes;
     write_line(record);
     state().crash_line_length = 0;
     ++state().ran;
@@ -273,6 +286,10 @@ void ResultsLog::open(const std::string& suite, std::uint64_t seed, const std::s
 }
 
 void ResultsLog::advise_on_hang(const std::string& advice) { watchdog().advise(advice); }
+
+void ResultsLog::skip_running_check(const std::string& reason) { state().skip_running = reason; }
+
+void ResultsLog::note(const std::string& text) { state().notes.push_back(text); }
 
 void ResultsLog::close() {
   if (state().fd >= 0) ::close(state().fd);

@@ -5,7 +5,8 @@
 /// line, written with a single write(2) so that concurrent check processes never interleave
 /// and a crash loses nothing already written:
 ///   {"event":"start","suite":S,"check":C,"seed":N,"device":D}
-///   {"event":"end","suite":S,"check":C,"status":"passed"|"failed","seconds":T,"failures":[...]}
+///   {"event":"end","suite":S,"check":C,"status":"passed"|"failed","seconds":T,"failures":[...],
+///    "notes":[...]}
 ///   {"event":"skipped","suite":S,"check":C,"reason":R}
 ///   {"event":"stopped","suite":S,"check":C,"reason":R}   (time limit or crash)
 /// With CDPLAB_RESULTS_TOKEN set, every record also carries {"token": that value}.
@@ -30,6 +31,11 @@ class ResultsLog {
   static void close();
   /// Adds advice to the "stopped" reason if the running check overruns its time limit.
   static void advise_on_hang(const std::string& advice);
+  /// Reports the running check skipped for `reason` instead of passed or failed (a check that
+  /// cannot run here); the check returns right after.
+  static void skip_running_check(const std::string& reason);
+  /// A line the running check's record carries whatever its outcome (a speed check's times).
+  static void note(const std::string& text);
   /// Checks that ran (passed or failed) and checks skipped in this process.
   static int ran_count();
   static int skipped_count();

@@ -1,7 +1,9 @@
-// main() of every exercise suite: GPU detection, the results log, the watchdog.
+// main() of every exercise suite: GPU detection, the results log, the watchdog, and the
+// speed-workload mode a reference twin runs in (speed.h).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "harness.h"
 #include "results_log.h"
+#include "speed.h"
 
 #include "cdplab/gpu_info.h"
 
@@ -10,6 +12,9 @@
 
 #ifndef CDPLAB_SUITE_NAME
 #define CDPLAB_SUITE_NAME "suite"
+#endif
+#ifndef CDPLAB_REFERENCE_SUITE  // the same suite linked against solutions/ (speed checks)
+#define CDPLAB_REFERENCE_SUITE ""
 #endif
 
 namespace cdplab::harness {
@@ -21,6 +26,8 @@ std::uint64_t run_seed() {
 }
 
 void advise_on_hang(const std::string& advice) { ResultsLog::advise_on_hang(advice); }
+
+const char* reference_suite_path() { return CDPLAB_REFERENCE_SUITE; }
 
 Random check_rng() {
   const auto* options = doctest::getContextOptions();
@@ -54,6 +61,7 @@ bool selected_by_command_line(const char* name) {
 
 int main(int argc, char** argv) {
   using namespace cdplab::harness;
+  if (argc > 1 && std::string(argv[1]) == "--speed-workload") return run_speed_workload_mode(argc, argv);
   doctest::Context context;
   context.applyCommandLine(argc, argv);
 

@@ -155,6 +155,8 @@ std::vector<CheckEvent> read_check_events(const std::string& path) {
     e.seconds = record.value("seconds", 0.0);
     if (record.contains("failures") && record["failures"].is_array())
       for (const auto& f : record["failures"]) e.failures.push_back(f.is_string() ? f.get<std::string>() : f.dump());
+    if (record.contains("notes") && record["notes"].is_array())
+      for (const auto& n : record["notes"]) e.notes.push_back(n.is_string() ? n.get<std::string>() : n.dump());
     events.push_back(e);
   }
   return events;
@@ -179,6 +181,7 @@ std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vec
       if (last->status == "passed") {
         item.outcome = Outcome::passed;
         item.points = check.points;
+        for (const auto& n : last->notes) item.feedback += (item.feedback.empty() ? "" : "\n") + n;
       } else {
         std::string feedback;
         for (const auto& f : last->failures) feedback += (feedback.empty() ? "" : "\n") + f;

@@ -52,6 +52,7 @@ struct CheckEvent {
   std::string event, check, status, reason, device;
   std::string token;  ///< the run's token; lines without it were not written by the harness
   std::vector<std::string> failures;
+  std::vector<std::string> notes;  ///< what a check reports whatever its outcome (a speed check's times)
   double seconds = 0;
 };
 

@@ -88,9 +88,12 @@ void write_items(std::ostream& out, const ExerciseResult& exercise, const Style&
         << columns(label, text::display_width(label), label_column,
                    text::format_score(item.points, item.max_points))
         << "\n";
-    if (item.outcome == Outcome::passed) continue;
     const std::string feedback = text::plain(item.feedback);
     if (feedback.empty()) continue;
+    if (item.outcome == Outcome::passed) {  // what a passed check measured (a speed check's times)
+      write_indented(out, style.dim(feedback), feedback_indent);
+      continue;
+    }
     // A problem fails every item with the same reason: say it once.
     if (feedback == previous_feedback) {
       out << spaces(feedback_indent) << style.dim("(same as above)") << "\n";

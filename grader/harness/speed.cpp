@@ -1,0 +1,224 @@
+// Graded speed checks: the workload registry, the timed runs, and the reference twin run as a
+// child process (see speed.h).
+#include "speed.h"
+
+#include "harness.h"
+#include "results_log.h"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace cdplab::harness {
+
+/// The reference twin of this suite (defined in suite_main.cpp, which each suite compiles with
+/// its own CDPLAB_REFERENCE_SUITE); empty when the build has none.
+const char* reference_suite_path();
+
+namespace {
+
+/// Timed runs of each side, after one warm-up; fewer when the runs of one side take longer than
+/// kSideBudgetSeconds together (a slow exercise fails the ratio by far anyway).
+constexpr int kWarmups = 1;
+constexpr int kRuns = 5;
+constexpr double kSideBudgetSeconds = 6.0;
+/// The reference twin is stopped after this long (its own time, all runs).
+constexpr double kReferenceLimitSeconds = 15.0;
+
+std::map<std::string, TimedRun>& workloads() {
+  static std::map<std::string, TimedRun> registry;
+  return registry;
+}
+
+TimedRun find_workload(const std::string& name) {
+  const auto it = workloads().find(name);
+  if (it == workloads().end()) throw std::invalid_argument("no speed workload named \"" + name + "\" in this suite");
+  return it->second;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+std::string ms_text(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", ms);
+  return text;
+}
+
+/// What the reference twin printed: its times, or why it gave none.
+struct TwinResult {
+  std::vector<double> ms;
+  std::string problem;  ///< empty when the twin ran every run
+};
+
+/// Runs the reference twin on workload `name` and reads its "speed-ms" lines. The child dies
+/// with this process (PR_SET_PDEATHSIG), so a check stopped by the watchdog leaves nothing behind.
+TwinResult run_reference_twin(const std::string& path, const std::string& name) {
+  TwinResult result;
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) {
+    result.problem = std::string("cannot make a pipe: ") + std::strerror(errno);
+    return result;
+  }
+  const std::string runs = std::to_string(kRuns);
+  const std::string warmups = std::to_string(kWarmups);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    result.problem = std::string("cannot start the reference: ") + std::strerror(errno);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return result;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    unsetenv("CDPLAB_RESULTS_FILE");  // the twin's lines are read here, never graded
+    const char* argv[] = {path.c_str(), "--speed-workload", name.c_str(), "--runs", runs.c_str(),
+                          "--warmups", warmups.c_str(), nullptr};
+    execv(path.c_str(), const_cast<char* const*>(argv));
+    std::fprintf(stderr, "speed-error cannot run %s: %s\n", path.c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+
+  std::string output;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kReferenceLimitSeconds);
+  bool timed_out = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd fd{pipe_fds[0], POLLIN, 0};
+    if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buffer[4096];
+    const ssize_t got = read(pipe_fds[0], buffer, sizeof buffer);
+    if (got <= 0) break;
+    if (output.size() < (1u << 16)) output.append(buffer, static_cast<std::size_t>(got));
+  }
+  close(pipe_fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+
+  std::istringstream lines(output);
+  std::string errors;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("speed-ms ", 0) == 0) result.ms.push_back(std::atof(line.c_str() + 9));
+    if (line.rfind("speed-error ", 0) == 0) errors += (errors.empty() ? "" : "; ") + line.substr(12);
+  }
+  if (timed_out) {
+    result.problem = "the reference did not finish within " + std::to_string(static_cast<int>(kReferenceLimitSeconds)) + " s";
+  } else if (!errors.empty()) {
+    result.problem = errors;
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || result.ms.empty()) {
+    result.problem = "the reference ended without its times (exit status " +
+                     std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+  }
+  return result;
+}
+
+}  // namespace
+
+SpeedWorkload::SpeedWorkload(const char* name, TimedRun run) { workloads()[name] = run; }
+
+Random speed_rng(const std::string& name, int run) {
+  return Random(run_seed() ^ hash_name(name.c_str())).derive(static_cast<std::uint64_t>(run) + 1);
+}
+
+std::vector<double> time_workload(const std::string& name, int warmups, int runs) {
+  const TimedRun timed_run = find_workload(name);
+  int run = 0;
+  for (; run < warmups; ++run) {
+    Random rng = speed_rng(name, run);
+    timed_run(rng);
+  }
+  std::vector<double> times;
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < runs; ++r, ++run) {
+    Random rng = speed_rng(name, run);
+    times.push_back(timed_run(rng));
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+    if (spent.count() > kSideBudgetSeconds) break;
+  }
+  return times;
+}
+
+void expect_speed(const char* name, double max_ratio) {
+  find_workload(name);  // a misspelt name is the suite's error, not the student's
+  const std::string reference = reference_suite_path();
+  if (reference.empty()) {
+    ResultsLog::skip_running_check(
+        "a speed check compares this exercise with the reference solution, and this copy of the workbook has "
+        "no reference build (no solutions/ folder): the check runs when the course grades your work");
+    return;
+  }
+  // The reference first: nothing of the exercise under test has run on the GPU yet.
+  const TwinResult twin = run_reference_twin(reference, name);
+  if (!twin.problem.empty()) {
+    FAIL("the grader could not time the reference solution on \"" << std::string(name) << "\": " << twin.problem
+                                                                   << " (a problem of the grader, not of your code)");
+  }
+  const std::vector<double> mine = time_workload(name, kWarmups, kRuns);
+  const double mine_ms = median(mine);
+  const double reference_ms = median(twin.ms);
+  const double ratio = reference_ms > 0.0 ? mine_ms / reference_ms : 0.0;
+  char ratio_text[32];
+  std::snprintf(ratio_text, sizeof ratio_text, "%.2f", ratio);
+  char limit_text[32];
+  std::snprintf(limit_text, sizeof limit_text, "%.1f", max_ratio);
+  const std::string figures = std::string("\"") + name + "\": your code " + ms_text(mine_ms) + " (median of " +
+                              std::to_string(mine.size()) + " runs), the reference solution " +
+                              ms_text(reference_ms) + " (median of " + std::to_string(twin.ms.size()) +
+                              " runs), device time of the call, same GPU and inputs; ratio " + ratio_text +
+                              " (at most " + limit_text + " passes)";
+  ResultsLog::note(figures);
+  CHECK_MESSAGE(ratio <= max_ratio, figures);
+}
+
+int run_speed_workload_mode(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  std::string name;
+  int runs = kRuns;
+  int warmups = kWarmups;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string option = argv[i];
+    if (option == "--speed-workload") name = argv[i + 1];
+    else if (option == "--runs") runs = std::max(1, std::atoi(argv[i + 1]));
+    else if (option == "--warmups") warmups = std::max(0, std::atoi(argv[i + 1]));
+  }
+  try {
+    for (const double ms : time_workload(name, warmups, runs)) std::printf("speed-ms %.6f\n", ms);
+    return 0;
+  } catch (const std::exception& e) {
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::printf("speed-error %s\n", message.c_str());
+    return 1;
+  }
+}
+
+}  // namespace cdplab::harness
