@@ -60,4 +60,6 @@ int GradeReport::count(Outcome outcome) const {
 
 bool GradeReport::complete() const { return count(Outcome::skipped) == 0; }
 
+bool GradeReport::has_failure() const { return count(Outcome::failed) > 0; }
+
 }  // namespace cdplab::grading

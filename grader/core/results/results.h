@@ -59,6 +59,7 @@ struct GradeReport {
   double max_points() const;
   int count(Outcome outcome) const;  ///< items with that outcome
   bool complete() const;             ///< nothing skipped: the grade is final
+  bool has_failure() const;          ///< an item failed for certain (skipped ones aside)
 };
 
 }  // namespace cdplab::grading
