@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -76,7 +77,13 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
   CHECK(fs::exists(starter));
 
   // The copy's own cdplab: configure and build it the way its README says, then reset a starter.
-  const auto configured = run_in(copy, {"cmake", "--preset", "student"});
+  // Where this build found its dependencies only through CMAKE_PREFIX_PATH (no system packages),
+  // the copy is told the same, as its user would; else it would try to download them.
+  std::vector<std::string> configure = {"cmake", "--preset", "student"};
+  std::string prefix_path = CDPLAB_PREFIX_PATH;
+  std::replace(prefix_path.begin(), prefix_path.end(), '|', ';');
+  if (!prefix_path.empty()) configure.push_back("-DCMAKE_PREFIX_PATH=" + prefix_path);
+  const auto configured = run_in(copy, configure);
   INFO(configured.output);
   REQUIRE(configured.ok());
   const auto built = run_in(copy, {"cmake", "--build", "build/student", "--target", "cdplab"});
