@@ -211,14 +211,8 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
       } else {
         say(submission.name + ": building");
         start = Clock::now();
-        std::vector<std::string> targets;
-        for (const auto* e : exercises) {
-          const auto entry = e->is_quiz() ? std::nullopt : tree.find(e->chapter, e->stem);
-          if (entry && entry->present()) targets.insert(targets.end(), {entry->ptx_target, entry->suite_target});
-        }
-        // Everything at once, going on past failures; grading reports each exercise's own.
-        if (!targets.empty())
-          tree.build(targets, options.grade.build_seconds * static_cast<double>(exercises.size()), true);
+        // Before a GPU is taken; grade_all finds it done (its own build_all is then a quick no-op).
+        grading::build_all(exercises, tree, options.grade);
         result.build_seconds = since(start);
 
         const int slot = gpus.acquire();

@@ -53,6 +53,14 @@ void fail_all(ExerciseResult& result, const manifest::Exercise& exercise, const 
   }
 }
 
+/// The result of a build that build_all has done already.
+process::Result already_built() {
+  process::Result result;
+  result.started = true;
+  result.exit_code = 0;
+  return result;
+}
+
 std::string last_lines(const std::string& text, int count) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -204,7 +212,7 @@ std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vec
 }
 
 ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
-                              DeviceSeen* seen) {
+                              DeviceSeen* seen, bool prebuilt) {
   if (exercise.is_quiz()) {  // answers in a file: nothing to build or run
     if (options.progress) options.progress(exercise, "answers");
     return quiz::grade(exercise, tree.exercise_dir());
@@ -233,8 +241,8 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
     return result;
   }
 
-  report("compiling");
-  const auto compiled = tree.build({entry->ptx_target}, options.build_seconds);
+  if (!prebuilt) report("compiling");
+  const auto compiled = prebuilt ? already_built() : tree.build({entry->ptx_target}, options.build_seconds);
   if (!compiled.ok()) {
     result.problem = compiled.timed_out ? "compiling took too long (" + compiled.describe() + ")"
                                         : exercise.file + " does not compile";
@@ -247,8 +255,8 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
   for (auto& item : evaluate_rules(exercise, files::read_text(entry->ptx))) result.items.push_back(item);
 
   if (exercise.checks.empty()) return result;
-  report("building");
-  const auto built = tree.build({entry->suite_target}, options.build_seconds);
+  if (!prebuilt) report("building");
+  const auto built = prebuilt ? already_built() : tree.build({entry->suite_target}, options.build_seconds);
   if (!built.ok()) {
     result.problem = built.timed_out ? "building the tests took too long (" + built.describe() + ")"
                                      : "the tests cannot be built against " + exercise.file;
@@ -341,6 +349,22 @@ ExerciseResult not_graded(const manifest::Exercise& exercise, const std::string&
   return result;
 }
 
+bool build_all(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
+               const GradeOptions& options) {
+  std::vector<std::string> targets;
+  for (const auto* exercise : exercises) {
+    const auto entry = exercise->is_quiz() ? std::nullopt : tree.find(exercise->chapter, exercise->stem);
+    if (!entry || !entry->present()) continue;
+    if (!reference_code_problem(files::read_text(entry->source)).empty()) continue;
+    targets.push_back(entry->ptx_target);
+    if (!exercise->checks.empty()) targets.push_back(entry->suite_target);
+    if (options.progress) options.progress(*exercise, "building (every exercise in one build)");
+  }
+  if (targets.empty()) return true;
+  const double seconds = options.build_seconds * static_cast<double>(exercises.size());
+  return tree.build(targets, seconds, /*keep_going=*/true).ok();
+}
+
 GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
                       const GradeOptions& options, const std::string& source) {
   GradeReport report;
@@ -353,7 +377,9 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   report.started_at = stamp;
   const auto start = std::chrono::steady_clock::now();
   DeviceSeen seen;
-  for (const auto* exercise : exercises) report.exercises.push_back(grade_exercise(*exercise, tree, options, &seen));
+  const bool prebuilt = build_all(exercises, tree, options);
+  for (const auto* exercise : exercises)
+    report.exercises.push_back(grade_exercise(*exercise, tree, options, &seen, prebuilt));
   report.device = seen.device;
   report.gpu_problem = report.device.empty() ? seen.gpu_problem : "";
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -33,8 +33,16 @@ struct DeviceSeen {
 };
 
 /// Grades one exercise of a configured build tree; `seen` collects what the suites said about the GPU.
+/// With `prebuilt`, its targets are known to be built (build_all succeeded) and are not built again.
 ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
-                              DeviceSeen* seen = nullptr);
+                              DeviceSeen* seen = nullptr, bool prebuilt = false);
+
+/// Builds the PTX and the test suite of every exercise in one call of the build tool, so that
+/// every core compiles (one exercise at a time leaves most of them idle), going on past a
+/// failure; grade_exercise then reports each exercise's own build problems. Exercises whose
+/// source is refused before it is compiled are left out. Returns whether everything built.
+bool build_all(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
+               const GradeOptions& options);
 
 /// The result of an exercise that could not be graded at all: every item failed with `problem`.
 ExerciseResult not_graded(const manifest::Exercise& exercise, const std::string& problem);
