@@ -139,7 +139,7 @@ function(cdplab_add_reference_twin chapter stem suite_source suite_target suppor
   set(twin "reference_${suite_target}")
   add_executable(${twin} "${suite_source}" "${PROJECT_SOURCE_DIR}/grader/harness/suite_main.cpp")
   target_link_libraries(${twin} PRIVATE ${reference_library} ${oracle_target} cdplab::harness)
-  target_compile_definitions(${twin} PRIVATE CDPLAB_SUITE_NAME="${chapter}/${stem} (reference)")
+  target_compile_definitions(${twin} PRIVATE CDPLAB_SUITE_NAME="${chapter}/${stem}/reference")
   target_compile_definitions(${suite_target} PRIVATE CDPLAB_REFERENCE_SUITE="$<TARGET_FILE:${twin}>")
   add_dependencies(${suite_target} ${twin})  # the twin is built whenever the suite is
 endfunction()
