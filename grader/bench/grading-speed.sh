@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# How fast the grader is on this machine: grades N copies of the reference solutions as a class,
-# then re-checks one edited exercise of one submission in its existing build tree, and prints
-# seconds per submission (preparing, building and grading apart) as a Markdown table.
+# How fast the grader is on this machine: grades one copy of the reference solutions alone in a
+# cold build tree, then N copies as a class, then re-checks one edited exercise of one submission
+# in its existing (warm) build tree, and prints the seconds as a Markdown table (per submission:
+# preparing, building and grading apart).
 #
 # Usage: grader/bench/grading-speed.sh [N] [--parallel P] [--only NAMES...]
 #   N           submissions in the class (default 4)
@@ -41,6 +42,12 @@ device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
 echo "device: ${device:-no GPU (GPU checks are skipped: build and rule times only)}"
 echo "machine: $(nproc) CPU cores; submissions: $count; built at once: $parallel"
 
+# One submission alone, from a build tree that does not exist yet.
+alone_start=$(date +%s.%N)
+"$cli" -j "$(nproc)" grade "$work/class/copy-1" --quiet --build-dir "$work/alone-build" "${only_args[@]}" \
+  > "$work/alone.log" 2>&1 || true
+alone_end=$(date +%s.%N)
+
 start=$(date +%s.%N)
 "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades" --parallel "$parallel" "${only_args[@]}" \
   2> "$work/class.log" > /dev/null || true
@@ -55,8 +62,8 @@ recheck_start=$(date +%s.%N)
 recheck_end=$(date +%s.%N)
 
 awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck_end="$recheck_end" \
-    -v n="$count" '
-  BEGIN { total = end - start; recheck = recheck_end - recheck_start }
+    -v alone_start="$alone_start" -v alone_end="$alone_end" -v n="$count" '
+  BEGIN { total = end - start; recheck = recheck_end - recheck_start; alone = alone_end - alone_start }
   /: graded / {
     for (i = 1; i <= NF; i++) {
       if ($i == "(prepare") prepare += $(i + 1)
@@ -70,12 +77,13 @@ awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck
     print ""
     print "| measure | seconds |"
     print "| --- | --- |"
+    printf "| one submission graded alone, cold build tree (wall time) | %.1f |\n", alone
     printf "| whole class (%d submissions, wall time) | %.1f |\n", n, total
     printf "| per submission: wall time of the class / N | %.1f |\n", total / n
     printf "| per submission: preparing (copy, configure) | %.1f |\n", prepare / graded
     printf "| per submission: building | %.1f |\n", build / graded
     printf "| per submission: grading (rules, checks, quizzes) | %.1f |\n", grade / graded
-    printf "| re-checking one edited exercise (child-grids) | %.1f |\n", recheck
+    printf "| re-checking one edited exercise (child-grids), warm build tree (wall time) | %.1f |\n", recheck
     print ""
     print "Times per submission are means over the submissions; with several built at once they overlap."
   }' "$work/class.log"

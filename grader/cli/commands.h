@@ -35,6 +35,20 @@ struct ClassArgs {
 
 int run_list(Context& ctx);
 int run_check(Context& ctx, const GradeArgs& args);
+/// `cdplab watch [EXERCISE]`: checks an exercise each time its file is saved, moving on to the
+/// next one when it passes, until Ctrl-C.
+int run_watch(Context& ctx, const std::string& exercise, const GradeArgs& args);
+
+/// This cdplab's own build tree, its index read (and configured again when exercise files were
+/// added or removed since); UsageError when it cannot be used.
+grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises);
+/// Grades `exercises` in `tree` as `cdplab check` does: records the progress, prints the report
+/// and, in the terminal, what to fix next.
+grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tree,
+                                     const std::vector<const manifest::Exercise*>& exercises, const GradeArgs& args);
+/// The first exercise in workbook order whose last check did not pass (or whose file changed
+/// since); nullptr when every exercise passed.
+const manifest::Exercise* next_unfinished(const Context& ctx);
 /// Grades one submission folder, or (when `folder` holds submissions) a whole class.
 int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args);
 /// `cdplab grade CLASS --slurm` and the two parts its jobs run (--slurm-task, --slurm-merge).

@@ -72,8 +72,7 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
 
 }  // namespace
 
-int run_check(Context& ctx, const GradeArgs& args) {
-  const auto exercises = select_exercises(ctx.book, args.names);
+grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises) {
   grading::BuildTree tree(ctx.root, ctx.own_build, ctx.toolchain);
   try {
     tree.load_index();
@@ -85,7 +84,18 @@ int run_check(Context& ctx, const GradeArgs& args) {
     const auto configured = tree.configure(tree.exercise_dir(), {});
     if (!configured.ok()) throw UsageError("configuring the build failed:\n" + configured.output);
   }
+  return tree;
+}
+
+int run_check(Context& ctx, const GradeArgs& args) {
+  const auto exercises = select_exercises(ctx.book, args.names);
+  const grading::BuildTree tree = open_own_tree(ctx, exercises);
   if (!args.quiet) std::cerr << "cdplab: checking " << tree.exercise_dir() << "\n";
+  return exit_code_for(check_exercises(ctx, tree, exercises, args));
+}
+
+grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tree,
+                                     const std::vector<const manifest::Exercise*>& exercises, const GradeArgs& args) {
   auto report = grading::grade_all(exercises, tree, options_for(args, kPracticeSeed), tree.exercise_dir());
   report.tool_version = build_config::kVersion;
 
@@ -106,7 +116,7 @@ int run_check(Context& ctx, const GradeArgs& args) {
       break;
     }
   }
-  return exit_code_for(report);
+  return report;
 }
 
 namespace {

@@ -31,6 +31,13 @@ int main(int argc, char** argv) {
   check->add_option("names", grade_args.names, "chapters (01-fundamentals) or exercises (child-grids)");
   add_report_options(check);
 
+  std::string watched;
+  auto* watch = app.add_subcommand(
+      "watch", "check an exercise each time you save its file, then move on to the next one (Ctrl-C leaves)");
+  watch->add_option("exercise", watched, "the exercise to start with (default: the first one not done)");
+  watch->add_option("--seed", grade_args.seed, "seed of the checks' inputs");
+  watch->add_flag("-q,--quiet", grade_args.quiet, "no progress lines");
+
   std::string folder;
   ClassArgs class_args;
   auto* grade = app.add_subcommand(
@@ -145,6 +152,7 @@ int main(int argc, char** argv) {
     Context ctx = make_context(jobs);
     if (*list) return run_list(ctx);
     if (*check) return run_check(ctx, grade_args);
+    if (*watch) return run_watch(ctx, watched, grade_args);
     if (*grade && on_slurm) return run_grade_slurm(ctx, folder, grade_args, class_args, slurm);
     if (*grade) return run_grade(ctx, folder, grade_args, class_args);
     if (*hint) return run_hint(ctx, name, all_hints);

@@ -60,6 +60,18 @@ std::string timestamp() {
 
 }  // namespace
 
+const manifest::Exercise* next_unfinished(const Context& ctx) {
+  const Progress progress(ctx.own_build);
+  for (const auto& chapter : ctx.book.chapters) {
+    for (const auto& e : chapter.exercises) {
+      bool done = false;
+      status_of(ctx, progress, e, done);
+      if (!done) return &e;
+    }
+  }
+  return nullptr;
+}
+
 int run_list(Context& ctx) {
   Progress progress(ctx.own_build);
   const manifest::Exercise* next = nullptr;

@@ -3,6 +3,9 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <thread>
+
 using cdplab::process::Options;
 using cdplab::process::run;
 
@@ -59,4 +62,24 @@ TEST_CASE("process crash is reported by signal") {
 
 TEST_CASE("command lines are quoted for display") {
   CHECK(cdplab::process::command_line({"cmake", "--build", "a b", "it's"}) == "cmake --build 'a b' 'it'\\''s'");
+}
+
+TEST_CASE("process cancel_all ends a running program and starts no other") {
+  // Another thread cancels while run() waits for a long program, as a Ctrl-C handler would.
+  std::thread canceller([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cdplab::process::cancel_all();
+  });
+  const auto running = run({"sh", "-c", "sleep 30 & sleep 30"});
+  canceller.join();
+  CHECK(running.cancelled);
+  CHECK_FALSE(running.ok());
+  CHECK(running.seconds < 10);
+  CHECK(running.describe() == "cancelled");
+  const auto later = run({"sh", "-c", "echo never"});
+  CHECK(later.cancelled);
+  CHECK_FALSE(later.started);
+  CHECK(later.output.empty());
+  cdplab::process::clear_cancel();
+  CHECK(run({"true"}).ok());
 }

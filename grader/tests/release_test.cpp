@@ -99,4 +99,40 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
   const auto listed = run_in(copy, {cli, "list"});
   CHECK(listed.ok());
   CHECK(listed.output.find("not started") != std::string::npos);
+
+  // cdplab watch: checks the exercise at once, again when its file is saved, and leaves cleanly
+  // on Ctrl-C (SIGINT). Without a GPU the rules are what each check can judge.
+  const std::string watch_script = R"sh(
+    log=watch.log
+    "$1" watch child-grids > "$log" 2>&1 &
+    pid=$!
+    wait_for() {  # wait_for COUNT TEXT: until TEXT is in the log COUNT times (or 600 s)
+      for _ in $(seq 600); do
+        [ "$(grep -c -- "$2" "$log")" -ge "$1" ] && return 0
+        kill -0 $pid 2>/dev/null || return 1
+        sleep 1
+      done
+      return 1
+    }
+    wait_for 1 "save chapters/01-fundamentals/child_grids.cu" || { echo "no first check"; cat "$log"; exit 1; }
+    echo "// saved" >> chapters/01-fundamentals/child_grids.cu
+    wait_for 2 "save chapters/01-fundamentals/child_grids.cu" || { echo "no check after the save"; cat "$log"; exit 1; }
+    kill -INT $pid
+    wait $pid
+    status=$?
+    cat "$log"
+    echo "watch exit status $status"
+  )sh";
+  const auto watched = run_in(copy, {"bash", "-c", watch_script, "watch-test", cli});
+  INFO(watched.output);
+  CHECK(watched.ok());
+  const auto count = [&](const std::string& text) {
+    std::size_t n = 0;
+    for (auto at = watched.output.find(text); at != std::string::npos; at = watched.output.find(text, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("watch: checking child-grids (01-fundamentals/child_grids.cu)") == 2);
+  CHECK(count("launches expand_child") >= 2);  // a rule, judged in each check
+  CHECK(watched.output.find("watch: stopped") != std::string::npos);
+  CHECK(watched.output.find("watch exit status 0") != std::string::npos);
 }

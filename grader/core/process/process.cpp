@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -17,6 +18,9 @@ namespace cdplab::process {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_cancelled{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "cancel_all() is called from signal handlers");
 
 double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -69,7 +73,9 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 std::string Result::describe() const {
   std::ostringstream out;
-  if (!started) {
+  if (cancelled) {
+    out << "cancelled";
+  } else if (!started) {
     out << "could not be started";
   } else if (timed_out) {
     out << "stopped after " << static_cast<int>(seconds + 0.5) << " s (time limit)";
@@ -97,10 +103,20 @@ std::string command_line(const std::vector<std::string>& argv) {
   return line;
 }
 
+void cancel_all() { g_cancelled.store(true); }
+
+bool cancelled() { return g_cancelled.load(); }
+
+void clear_cancel() { g_cancelled.store(false); }
+
 Result run(const std::vector<std::string>& argv, const Options& options) {
   Result result;
   const auto start = Clock::now();
   if (argv.empty()) return result;
+  if (cancelled()) {
+    result.cancelled = true;
+    return result;
+  }
 
   // Close-on-exec on both ends: a program another thread starts meanwhile must not inherit
   // this pipe (it would hold the pipe open, and the output would never end).
@@ -128,6 +144,10 @@ Result run(const std::vector<std::string>& argv, const Options& options) {
   int status = 0;
   while (!exited) {
     int wait_ms = 100;
+    if (cancelled() && !result.cancelled) {
+      result.cancelled = true;
+      kill(-pid, SIGKILL);
+    }
     if (options.timeout_seconds > 0) {
       const double left = options.timeout_seconds - since(start);
       if (left <= 0 && !result.timed_out) {

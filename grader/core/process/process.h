@@ -24,6 +24,7 @@ struct Result {
   int exit_code = -1;       ///< the program's exit status; -1 when it did not exit normally
   int signal = 0;           ///< the signal that ended it, 0 if none
   bool timed_out = false;   ///< ended by the time limit
+  bool cancelled = false;   ///< ended, or never started, because cancel_all() was called
   bool started = false;     ///< false when the program could not be started at all
   std::string output;       ///< stdout and stderr, interleaved, capped at Options::output_limit
   std::size_t dropped = 0;  ///< bytes of output beyond the cap
@@ -37,6 +38,15 @@ struct Result {
 /// Runs `argv` (argv[0] is looked up in PATH) and waits for it. Never throws for the program's
 /// own failures; they are in the Result.
 Result run(const std::vector<std::string>& argv, const Options& options = {});
+
+/// Ends every program run() is waiting for, in every thread, and makes later calls return at
+/// once without starting anything (Ctrl-C in a command that runs programs). Async-signal-safe:
+/// it only sets a flag, which run() reads within 100 ms.
+void cancel_all();
+/// Whether cancel_all() was called.
+bool cancelled();
+/// Undoes cancel_all(): run() starts programs again.
+void clear_cancel();
 
 /// Quotes arguments for display as a shell command line.
 std::string command_line(const std::vector<std::string>& argv);

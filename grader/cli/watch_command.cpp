@@ -1,0 +1,148 @@
+// `cdplab watch [EXERCISE]`: the exercise is checked each time the student saves its file, and
+// once it passes the next one is shown. Saves are noticed through Linux's inotify (no polling):
+// every chapter folder of the checked tree is watched for files written and closed, or moved
+// into place (editors that save by renaming a temporary file).
+#include "commands.h"
+
+#include "process/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace cdplab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+int g_stop_pipe[2] = {-1, -1};
+
+/// Ctrl-C (or SIGTERM): ends the programs of a check in progress and wakes the watch loop.
+extern "C" void on_stop(int /*signal*/) {
+  process::cancel_all();
+  const char byte = 1;
+  const ssize_t written = write(g_stop_pipe[1], &byte, 1);
+  (void)written;
+}
+
+/// The chapter folders of the tree, watched for saves: watch descriptor -> chapter id.
+class SaveWatcher {
+ public:
+  SaveWatcher(const fs::path& exercise_dir, const manifest::Workbook& book) {
+    fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (fd_ < 0) throw UsageError(std::string("cannot watch for saved files (inotify): ") + std::strerror(errno));
+    for (const auto& chapter : book.chapters) {
+      const fs::path dir = exercise_dir / chapter.id;
+      const int wd = inotify_add_watch(fd_, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO);
+      if (wd >= 0) chapters_[wd] = chapter.id;
+    }
+    if (chapters_.empty()) throw UsageError("no chapter folder to watch in " + exercise_dir.string());
+  }
+  ~SaveWatcher() { close(fd_); }
+  SaveWatcher(const SaveWatcher&) = delete;
+  SaveWatcher& operator=(const SaveWatcher&) = delete;
+
+  int fd() const { return fd_; }
+
+  /// The files saved since the last call, as "chapter/file"; drains every pending event.
+  std::set<std::string> saved_files() {
+    std::set<std::string> files;
+    alignas(inotify_event) char buffer[16384];
+    for (;;) {
+      const ssize_t got = read(fd_, buffer, sizeof buffer);
+      if (got <= 0) break;
+      for (ssize_t at = 0; at < got;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+        const auto chapter = chapters_.find(event->wd);
+        if (event->len > 0 && chapter != chapters_.end()) files.insert(chapter->second + "/" + event->name);
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      }
+    }
+    return files;
+  }
+
+ private:
+  int fd_ = -1;
+  std::map<int, std::string> chapters_;
+};
+
+/// Waits for a save or a stop; true when the watch should stop.
+bool wait_for_save_or_stop(const SaveWatcher& watcher) {
+  pollfd fds[2] = {{watcher.fd(), POLLIN, 0}, {g_stop_pipe[0], POLLIN, 0}};
+  for (;;) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return true;
+    }
+    if (fds[1].revents != 0) return true;
+    if (fds[0].revents != 0) return false;
+  }
+}
+
+void print_next_step(const manifest::Exercise* current) {
+  if (current == nullptr) {
+    std::cout << "\nwatch: every exercise passed its last check. Ctrl-C leaves.\n" << std::flush;
+    return;
+  }
+  std::cout << "\nwatch: working on " << current->id << " (" << current->title << "): save chapters/"
+            << current->path() << " to check it (a hint: `cdplab hint " << current->id
+            << "`; Ctrl-C leaves)\n"
+            << std::flush;
+}
+
+}  // namespace
+
+int run_watch(Context& ctx, const std::string& exercise, const GradeArgs& args) {
+  if (args.format != "terminal" || !args.output.empty())
+    throw UsageError("watch shows its results in the terminal; use check for --format and --output");
+  std::vector<const manifest::Exercise*> all;
+  for (const auto& chapter : ctx.book.chapters)
+    for (const auto& e : chapter.exercises) all.push_back(&e);
+  const manifest::Exercise* current = exercise.empty() ? next_unfinished(ctx) : &find_exercise(ctx.book, exercise);
+  const grading::BuildTree tree = open_own_tree(ctx, all);
+
+  if (pipe2(g_stop_pipe, O_CLOEXEC) != 0) throw UsageError(std::string("cannot make a pipe: ") + std::strerror(errno));
+  struct sigaction action {};
+  action.sa_handler = on_stop;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+
+  SaveWatcher watcher(tree.exercise_dir(), ctx.book);
+  const auto check = [&](const manifest::Exercise* e) {
+    std::cout << "\nwatch: checking " << e->id << " (" << e->path() << ")\n" << std::flush;
+    const auto report = check_exercises(ctx, tree, {e}, args);
+    if (process::cancelled()) return;
+    const bool passed = !report.exercises.empty() && report.exercises.front().all_passed();
+    if (passed && e == current) current = next_unfinished(ctx);
+    print_next_step(current);
+  };
+  if (current != nullptr) check(current);
+  else print_next_step(current);
+
+  while (!process::cancelled()) {
+    if (wait_for_save_or_stop(watcher)) break;
+    // An editor's save can be several events (write, rename, attribute): let them settle.
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    for (const std::string& saved : watcher.saved_files()) {
+      for (const auto* e : all) {
+        if (e->path() == saved && !process::cancelled()) check(e);
+      }
+    }
+  }
+  std::cout << "\nwatch: stopped\n" << std::flush;
+  return kAllPassed;
+}
+
+}  // namespace cdplab::cli
