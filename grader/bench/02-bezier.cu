@@ -1,13 +1,15 @@
-// Benchmark of chapter 02 (Bezier tessellation): the three exercises of this build, and a flat
+// Benchmark of chapter 02 (Bezier tessellation): the four exercises of this build, and a flat
 // version without dynamic parallelism that balances the work itself (count the vertices, scan
 // the counts, one thread per vertex).
 //
-// Usage: bench-02-bezier [--quick] [--max-vertices M] [--large-max-vertices L] [--seed S]
+// Usage: bench-02-bezier [--quick] [--sizes N,N,...] [--max-vertices M] [--large-max-vertices L]
+//                        [--seed S]
 //
 // Prints the device, then one Markdown table per max_vertices (rows: number of lines; cells:
-// milliseconds), each followed by what was timed and whether every version's output matched
-// the CPU. Exit status: 0 when every output matched, 1 on an error or a wrong output, 2 on a
-// wrong command line, 77 when there is no GPU.
+// milliseconds, and the aggregated version's ratios to the flat one and to exercise b), each
+// followed by what was timed and whether every version's output matched the CPU. Exit status:
+// 0 when every output matched, 1 on an error or a wrong output, 2 on a wrong command line, 77
+// when there is no GPU.
 #include "cdplab/bench.h"
 #include "cdplab/bezier.h"
 #include "cdplab/check.h"
@@ -39,8 +41,9 @@ using bz::Point;
 using bz::Tessellation;
 
 const char* const kUsage =
-    "usage: bench-02-bezier [--quick] [--max-vertices M] [--large-max-vertices L] [--seed S]\n"
+    "usage: bench-02-bezier [--quick] [--sizes N,N,...] [--max-vertices M] [--large-max-vertices L] [--seed S]\n"
     "  --quick                 N = 1 000 and 10 000 only, one timed run per cell\n"
+    "  --sizes N,N,...         these numbers of lines instead (default 1000,3000,10000,30000,100000)\n"
     "  --max-vertices M        max_vertices of the first table (default 32, as in the course)\n"
     "  --large-max-vertices L  max_vertices of the second table (default 1024; 0: no second table)\n"
     "  --seed S                seed of the generated lines (default 2026)\n"
@@ -48,6 +51,7 @@ const char* const kUsage =
     "use the same share of the range in both tables.\n";
 
 constexpr int kMaxVerticesLimit = 4096;         // keeps N * max_vertices (and the heap) in range
+constexpr int kMaxLines = 1000000;              // likewise, for --sizes
 constexpr double kCellBudgetMs = 1500.0;        // timed runs of one cell stop after about this
 constexpr std::size_t kPendingHeadroom = 2048;  // launches beyond one per line, to be safe
 // The device heap: every line's worst case plus kHeapBytesPerAllocation, times kHeapFactor, plus
@@ -63,7 +67,23 @@ struct Options {
   int max_vertices = 32;
   int large_max_vertices = 1024;
   std::uint64_t seed = 2026;
+  std::vector<int> sizes;  // empty: the default sizes
 };
+
+std::vector<int> parse_sizes(const std::string& option, const std::string& text) {
+  std::vector<int> sizes;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const long long value = bench::parse_integer(option, text.substr(start, comma - start).c_str());
+    if (value < 1 || value > kMaxLines)
+      throw UsageError(option + " takes numbers of lines between 1 and " + std::to_string(kMaxLines));
+    sizes.push_back(static_cast<int>(value));
+    start = comma + 1;
+  }
+  std::sort(sizes.begin(), sizes.end());
+  return sizes;
+}
 
 int parse_max_vertices(const std::string& option, const char* text, bool zero_allowed) {
   const long long value = bench::parse_integer(option, text);
@@ -84,6 +104,8 @@ Options parse_options(int argc, char** argv) {
       options.help = true;
     } else if (arg == "--quick") {
       options.quick = true;
+    } else if (arg == "--sizes") {
+      options.sizes = parse_sizes(arg, value());
     } else if (arg == "--max-vertices") {
       options.max_vertices = parse_max_vertices(arg, value(), false);
     } else if (arg == "--large-max-vertices") {
@@ -266,6 +288,42 @@ std::string check_heap_output(const Workload& w, const LineVertices* out) {
   });
 }
 
+/// Checks the output of tessellate_aggregated: `out` (n records in GPU memory) pointing into
+/// `buffer`, whose claimed part the lines must fill exactly, without overlaps.
+std::string check_buffer_output(const Workload& w, const LineVertices* out, const bz::VertexBuffer& buffer) {
+  std::vector<LineVertices> entries(static_cast<std::size_t>(w.n));
+  CDPLAB_CHECK(cudaMemcpy(entries.data(), out, entries.size() * sizeof(LineVertices), cudaMemcpyDeviceToHost));
+  std::vector<int> counts;
+  counts.reserve(entries.size());
+  for (const LineVertices& e : entries) counts.push_back(e.count);
+  std::string problem = compare_counts(w, counts);
+  if (!problem.empty()) return problem;
+  unsigned long long claimed = 0;
+  CDPLAB_CHECK(cudaMemcpy(&claimed, buffer.claimed, sizeof claimed, cudaMemcpyDeviceToHost));
+  if (claimed != static_cast<unsigned long long>(w.expected_total))
+    return std::to_string(claimed) + " points claimed from the buffer, expected " + std::to_string(w.expected_total);
+  // The records hold device addresses: turn them into point indices, as numbers.
+  const auto base = reinterpret_cast<std::uintptr_t>(buffer.points);
+  std::vector<std::size_t> starts(entries.size());
+  std::vector<char> taken(static_cast<std::size_t>(claimed), 0);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto address = reinterpret_cast<std::uintptr_t>(entries[i].vertices);
+    const std::size_t count = static_cast<std::size_t>(entries[i].count);
+    if (address < base || (address - base) % sizeof(Point) != 0 || (address - base) / sizeof(Point) + count > claimed)
+      return "line " + std::to_string(i) + " points outside the claimed part of the buffer";
+    starts[i] = (address - base) / sizeof(Point);
+    for (std::size_t k = 0; k < count; ++k) {
+      if (taken[starts[i] + k]++ != 0) return "line " + std::to_string(i) + " shares points with another line";
+    }
+  }
+  std::vector<Point> points(static_cast<std::size_t>(claimed));
+  if (claimed > 0)
+    CDPLAB_CHECK(cudaMemcpy(points.data(), buffer.points, points.size() * sizeof(Point), cudaMemcpyDeviceToHost));
+  return compare_vertices(w, [&](int i, int k) {
+    return points[starts[static_cast<std::size_t>(i)] + static_cast<std::size_t>(k)];
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // The flat version: no dynamic parallelism; the work is balanced by a scan
 
@@ -420,6 +478,25 @@ class ScaledVersion {
   bz::ChildStream stream_;
 };
 
+/// Exercise d: lines already in GPU memory, its output left in a buffer allocated once per row.
+class AggregatedVersion {
+ public:
+  explicit AggregatedVersion(const Workload& w)
+      : w_(w), points_(static_cast<std::size_t>(w.n) * static_cast<std::size_t>(w.t.max_vertices)), claimed_(1),
+        out_(static_cast<std::size_t>(w.n)) {}
+  void run() { bz::tessellate_aggregated(w_.device_lines.data(), out_.data(), w_.n, buffer(), w_.t); }
+  std::string check() const { return check_buffer_output(w_, out_.data(), buffer()); }
+  void release(bool /*timed_run*/) {}  // nothing to free: the buffer is reused
+
+ private:
+  bz::VertexBuffer buffer() const { return bz::VertexBuffer{points_.data(), points_.size(), claimed_.data()}; }
+
+  const Workload& w_;
+  cdplab::DeviceArray<Point> points_;
+  cdplab::DeviceArray<unsigned long long> claimed_;
+  cdplab::DeviceArray<LineVertices> out_;
+};
+
 /// The flat version on data already in GPU memory, its output left there.
 class FlatVersion {
  public:
@@ -511,6 +588,11 @@ bool restore_pending_launches(std::size_t wanted) {
   return true;
 }
 
+/// Sets the pending launch pool to `launches`, lowering it too.
+void set_pending_launches(std::size_t launches) {
+  CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, launches));
+}
+
 std::string mib_text(std::size_t bytes) { return bench::format_count(static_cast<long long>(bytes >> 20)) + " MiB"; }
 
 // ---------------------------------------------------------------------------------------------
@@ -524,8 +606,19 @@ const std::vector<std::string> kColumns = {"N lines",
                                            "b: CDP, NULL stream",
                                            "c: CDP, named",
                                            "c: CDP, fire-and-forget",
+                                           "d: CDP, aggregated",
                                            "flat (GPU)",
+                                           "d / flat (GPU)",
+                                           "b / d",
                                            "b: free_vertices"};
+
+/// "2.31x": how many times `numerator` is `denominator`.
+std::string ratio_text(double numerator, double denominator) {
+  if (!(denominator > 0.0)) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, numerator / denominator >= 100.0 ? "%.0fx" : "%.2fx", numerator / denominator);
+  return text;
+}
 
 /// Runs every version on `sizes` lines at `max_vertices` and prints the table and its notes.
 /// Returns whether every output matched the CPU.
@@ -537,6 +630,9 @@ bool run_table(const Options& options, const std::vector<int>& sizes, int max_ve
   table.print_header();
 
   std::vector<std::string> problems;
+  std::vector<std::string> summaries;  // d against b, c and flat, one line per row
+  Cell d_large_pool;                   // d at the largest N with the pool raised for b
+  double flat_at_largest = 0.0;
   int fewer_runs = 0;
   int pool_restored = 0;
   for (const int n : sizes) {
@@ -550,6 +646,7 @@ bool run_table(const Options& options, const std::vector<int>& sizes, int max_ve
     CdpVersion cdp(w, out.data(), free_times);
     ScaledVersion named(w, out.data(), bz::ChildStream::named);
     ScaledVersion fire_and_forget(w, out.data(), bz::ChildStream::fire_and_forget);
+    AggregatedVersion aggregated(w);
     FlatVersion flat(w);
 
     std::vector<std::pair<const char*, Cell>> cells;
@@ -559,7 +656,22 @@ bool run_table(const Options& options, const std::vector<int>& sizes, int max_ve
     cells.emplace_back(kColumns[4].c_str(), measure(cdp, max_runs));
     cells.emplace_back(kColumns[5].c_str(), measure(named, max_runs));
     cells.emplace_back(kColumns[6].c_str(), measure(fire_and_forget, max_runs));
-    cells.emplace_back(kColumns[7].c_str(), measure(flat, max_runs));
+    // d reserves what it needs itself (one pending launch per parent block): it runs with the pool
+    // the process started with, not the one raised for b, which makes every device launch slower.
+    set_pending_launches(limits.pending_before);
+    cells.emplace_back(kColumns[7].c_str(), measure(aggregated, max_runs));
+    if (n == sizes.back()) {
+      set_pending_launches(limits.pending);
+      d_large_pool = measure(aggregated, max_runs);
+      if (!d_large_pool.problem.empty())
+        problems.push_back("d with the pool raised for b, N = " + bench::format_count(n) + ": " + d_large_pool.problem);
+    }
+    set_pending_launches(limits.pending);
+    cells.emplace_back(kColumns[8].c_str(), measure(flat, max_runs));
+    const double b_ms = cells[2].second.ms;
+    const double d_ms = cells[5].second.ms;
+    const double flat_ms = cells[6].second.ms;
+    if (n == sizes.back()) flat_at_largest = flat_ms;
 
     std::vector<std::string> row = {bench::format_count(n), bench::format_count(w.expected_total)};
     for (const auto& [name, cell] : cells) {
@@ -572,8 +684,14 @@ bool run_table(const Options& options, const std::vector<int>& sizes, int max_ve
       if (!cell.problem.empty())
         problems.push_back(std::string(name) + ", N = " + bench::format_count(n) + ": " + cell.problem);
     }
+    row.push_back(ratio_text(d_ms, flat_ms));
+    row.push_back(ratio_text(b_ms, d_ms));
     row.push_back(bench::format_ms(free_times.median()));
     table.print_row(row);
+    summaries.push_back("N = " + bench::format_count(n) + ": d takes " + bench::format_ms(d_ms) + " ms, " +
+                        ratio_text(b_ms, d_ms) + " faster than b (" + bench::format_ms(b_ms) + " ms), " +
+                        ratio_text(cells[4].second.ms, d_ms) + " faster than c with fire-and-forget, and " +
+                        ratio_text(d_ms, flat_ms) + " the time of flat (GPU) (" + bench::format_ms(flat_ms) + " ms)");
   }
 
   const char* runs_text = options.quick ? "1 timed run" : "median of 5 timed runs (3 for N >= 30 000)";
@@ -586,9 +704,22 @@ bool run_table(const Options& options, const std::vector<int>& sizes, int max_ve
   std::printf("- b, c, flat (GPU): lines already in GPU memory, vertices left in GPU memory. b and c include each\n"
               "  line's device-heap cudaMalloc and the host's wait for the whole tree of grids; their frees are not\n"
               "  included: b: free_vertices is timed alone (last column), free_scaled_vertices is not timed.\n");
+  std::printf("- d: lines already in GPU memory, vertices left in a buffer allocated once per row (every line's\n"
+              "  worst case); one child grid per parent block of %d lines, each block's room claimed with one\n"
+              "  atomicAdd; includes the reset of the buffer's counter and the host's wait for the whole tree.\n",
+              bz::kLinesPerAggregate);
   std::printf("- flat: a count kernel, cub::DeviceScan::ExclusiveSum, the total read back to the host (it sizes the\n"
               "  next grid), one thread per vertex (binary search over the line starts); flat (GPU) allocates its\n"
               "  buffers in the warm-up call and reuses them.\n");
+  std::printf("- d runs with the pending launch pool the process started with (%s launches; it reserves one per\n"
+              "  parent block itself): with the pool left at %s, as raised for b, d took %s ms at N = %s\n"
+              "  (%s the time of flat (GPU)): a larger pool makes every device-side launch slower.\n",
+              bench::format_count(static_cast<long long>(limits.pending_before)).c_str(),
+              bench::format_count(static_cast<long long>(limits.pending)).c_str(),
+              bench::format_ms(d_large_pool.ms).c_str(), bench::format_count(sizes.back()).c_str(),
+              ratio_text(d_large_pool.ms, flat_at_largest).c_str());
+  std::printf("- d / flat (GPU): d's time over flat (GPU)'s; b / d: b's time over d's (the speedup of aggregation).\n");
+  for (const auto& summary : summaries) std::printf("- %s\n", summary.c_str());
   if (pool_restored > 0)
     std::printf("- the pending launch pool was found lowered (by an exercise) %d time(s) and raised again before b.\n",
                 pool_restored);
@@ -606,8 +737,9 @@ int run(const Options& options) {
   const auto started = std::chrono::steady_clock::now();
   if (!bench::print_device_or_skip("bench-02-bezier")) return bench::kNoGpuExitCode;
 
-  const std::vector<int> sizes =
-      options.quick ? std::vector<int>{1000, 10000} : std::vector<int>{1000, 3000, 10000, 30000, 100000};
+  const std::vector<int> sizes = !options.sizes.empty() ? options.sizes
+                                 : options.quick        ? std::vector<int>{1000, 10000}
+                                                        : std::vector<int>{1000, 3000, 10000, 30000, 100000};
   std::vector<int> tables = {options.max_vertices};
   if (options.large_max_vertices != 0 && options.large_max_vertices != options.max_vertices)
     tables.push_back(options.large_max_vertices);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 namespace cdplab::oracle::bezier {
@@ -277,6 +278,91 @@ Verdict judge_freed(const std::vector<LineVertices>& records, const char* free_f
       << records.size() << " records not cleared). Once a line's buffer is freed, set its record to count 0 and "
       << "nullptr, so that nothing frees or reads it again";
   return fail(out.str());
+}
+
+// ----- exercise d: lines in one vertex buffer ------------------------------------------
+
+namespace {
+
+/// Where a record's vertices start in a buffer at `base`, in points; false when the pointer
+/// lies before the buffer or between two points.
+bool point_index(const LineVertices& record, const Point* base, std::size_t& index) {
+  const auto address = reinterpret_cast<std::uintptr_t>(record.vertices);
+  const auto start = reinterpret_cast<std::uintptr_t>(base);
+  if (address < start || (address - start) % sizeof(Point) != 0) return false;
+  index = static_cast<std::size_t>((address - start) / sizeof(Point));
+  return true;
+}
+
+}  // namespace
+
+std::vector<FoundLine> found_in_buffer(const std::vector<LineVertices>& records, const Point* base,
+                                       const std::vector<Point>& points) {
+  std::vector<FoundLine> found(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const LineVertices& record = records[i];
+    found[i].count = record.count;
+    found[i].has_buffer = record.vertices != nullptr;
+    std::size_t first = 0;
+    if (record.vertices == nullptr || record.count <= 0 || !point_index(record, base, first)) continue;
+    if (first > points.size() || static_cast<std::size_t>(record.count) > points.size() - first) continue;
+    const auto begin = points.begin() + static_cast<std::ptrdiff_t>(first);
+    found[i].vertices.assign(begin, begin + record.count);
+  }
+  return found;
+}
+
+Verdict judge_buffer_use(const std::vector<LineVertices>& records, const Point* base, std::size_t capacity,
+                         unsigned long long claimed) {
+  std::ostringstream out;
+  if (claimed > capacity) {
+    out << "the buffer's counter says " << claimed << " points were claimed, more than the buffer's " << capacity
+        << ": a block's claim must add exactly its lines' total, once";
+    return fail(out.str());
+  }
+  struct Range {
+    std::size_t first, count, line;
+  };
+  std::vector<Range> ranges;
+  std::vector<std::size_t> outside;
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const LineVertices& record = records[i];
+    if (record.vertices == nullptr || record.count <= 0) continue;  // an empty line uses nothing
+    std::size_t first = 0;
+    const auto count = static_cast<std::size_t>(record.count);
+    if (!point_index(record, base, first) || first > claimed || count > claimed - first) {
+      outside.push_back(i);
+      continue;
+    }
+    ranges.push_back(Range{first, count, i});
+    used += count;
+  }
+  if (!outside.empty()) {
+    const LineVertices& record = records[outside.front()];
+    out << "line " << outside.front() << "'s " << record.count << " vertices do not lie within the " << claimed
+        << " points claimed from the start of the buffer (" << outside.size() << " lines like it: " << list_of(outside)
+        << "). out[i].vertices is the block's claimed room (buffer.points plus the start the atomicAdd returned) "
+        << "plus the line's offset from the scan";
+    return fail(out.str());
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.first < b.first; });
+  for (std::size_t r = 1; r < ranges.size(); ++r) {
+    const Range& before = ranges[r - 1];
+    if (before.first + before.count <= ranges[r].first) continue;
+    out << "lines " << before.line << " and " << ranges[r].line << " share points: line " << before.line
+        << " has points " << before.first << " to " << before.first + before.count - 1 << " of the buffer, line "
+        << ranges[r].line << " starts at point " << ranges[r].first
+        << ". Each line's offset is the exclusive scan of the counts before it in its block, and each block "
+           "claims its own room with one atomicAdd of its total";
+    return fail(out.str());
+  }
+  if (used != claimed) {
+    out << claimed << " points were claimed but the lines use " << used << " of them: a block must claim "
+        << "exactly its lines' total (the scan's total), so that the vertices fill the buffer with no gaps";
+    return fail(out.str());
+  }
+  return pass();
 }
 
 }  // namespace cdplab::oracle::bezier

@@ -90,4 +90,21 @@ Verdict judge_lines(const std::vector<Line>& lines, const Tessellation& t, const
 /// Judges the records after a free: every count 0 and every pointer null.
 Verdict judge_freed(const std::vector<LineVertices>& records, const char* free_function);
 
+// ----- exercise d: lines in one vertex buffer ------------------------------------------
+
+/// Lines returned as records that point into exercise d's VertexBuffer. `points` are the
+/// buffer's first points, read back from the GPU, and `base` is the buffer's device address
+/// (the records' pointers are compared with it as numbers, never dereferenced). A record with a
+/// null pointer comes back with has_buffer false; one that points outside `points`, or between
+/// two points, comes back with its count and no vertices (judge_buffer_use says where it points).
+std::vector<FoundLine> found_in_buffer(const std::vector<LineVertices>& records, const Point* base,
+                                       const std::vector<Point>& points);
+
+/// Judges how exercise d used a buffer of `capacity` points at device address `base`, whose
+/// counter says `claimed` points were handed out: at most `capacity` were; every line's vertices
+/// lie within the first `claimed` points, on point boundaries; no point belongs to two lines;
+/// and the lines use all `claimed` points (claims of exactly each block's total leave no gaps).
+Verdict judge_buffer_use(const std::vector<LineVertices>& records, const Point* base, std::size_t capacity,
+                         unsigned long long claimed);
+
 }  // namespace cdplab::oracle::bezier

@@ -1,7 +1,8 @@
 // The CPU oracles of chapter 02 (Bezier tessellation): the seeded lines have the curvature
 // asked for, judge_lines accepts an exact host tessellation and the one count a GPU may round
 // to near an integer, and rejects wrong counts, moved vertices and empty lines with messages
-// that name the line; judge_freed checks the records after a free.
+// that name the line; judge_freed checks the records after a free; found_in_buffer and
+// judge_buffer_use read and judge the lines of exercise d in their shared buffer.
 #include "verdict_checks.h"
 #include <doctest/doctest.h>
 
@@ -320,4 +321,46 @@ TEST_CASE("oracle bezier judge_freed wants every record cleared") {
                  {"after free_scaled_vertices, line 2 still has count 4 and a null pointer",
                   "(2 of 4 records not cleared)"});
   expect_failure(oracle::judge_freed({{0, buffer}}, "free_vertices"), {"line 0 still has count 0 and a pointer"});
+}
+
+// ----- exercise d: lines in one vertex buffer --------------------------------------------
+
+TEST_CASE("oracle bezier found_in_buffer reads each line from its share of the buffer") {
+  const Tessellation t;
+  const std::vector<Line> lines = {kArch, kHalfway, kArch};
+  const auto vertices = tessellate_course(lines, t);  // 8 vertices each
+  Point buffer[24] = {};  // stands for the buffer's device address: only compared, never read
+  // The lines in another order than their indices, as blocks' claims may leave them: line 2
+  // first, then line 0, then line 1.
+  const std::vector<LineVertices> records = {{8, buffer + 8}, {8, buffer + 16}, {8, buffer}};
+  std::vector<Point> layout;
+  layout.insert(layout.end(), vertices[2].begin(), vertices[2].end());
+  layout.insert(layout.end(), vertices[0].begin(), vertices[0].end());
+  layout.insert(layout.end(), vertices[1].begin(), vertices[1].end());
+  expect_pass(oracle::judge_lines(lines, t, oracle::found_in_buffer(records, buffer, layout), kEmpty));
+  expect_pass(oracle::judge_buffer_use(records, buffer, 24, 24));
+
+  // A null pointer is an empty line; a pointer past the points read back gives no vertices.
+  const auto found = oracle::found_in_buffer({{0, nullptr}, {8, buffer + 20}}, buffer, layout);
+  CHECK_FALSE(found[0].has_buffer);
+  CHECK(found[1].has_buffer);
+  CHECK(found[1].count == 8);
+  CHECK(found[1].vertices.empty());
+}
+
+TEST_CASE("oracle bezier judge_buffer_use wants the lines packed without overlaps") {
+  Point buffer[40] = {};
+  expect_pass(oracle::judge_buffer_use({}, buffer, 0, 0));
+  expect_pass(oracle::judge_buffer_use({{4, buffer + 4}, {4, buffer}, {0, nullptr}}, buffer, 40, 8));
+  expect_failure(oracle::judge_buffer_use({{4, buffer}}, buffer, 2, 4),
+                 {"says 4 points were claimed, more than the buffer's 2"});
+  expect_failure(oracle::judge_buffer_use({{4, buffer}, {4, buffer + 8}}, buffer, 40, 8),
+                 {"line 1's 4 vertices do not lie within the 8 points claimed", "(1 lines like it: 1)"});
+  const Point* between = reinterpret_cast<const Point*>(reinterpret_cast<const char*>(buffer) + 4);
+  expect_failure(oracle::judge_buffer_use({{4, const_cast<Point*>(between)}}, buffer, 40, 8),
+                 {"line 0's 4 vertices do not lie within"});
+  expect_failure(oracle::judge_buffer_use({{4, buffer}, {4, buffer + 2}}, buffer, 40, 8),
+                 {"lines 0 and 1 share points", "line 0 has points 0 to 3", "line 1 starts at point 2"});
+  expect_failure(oracle::judge_buffer_use({{4, buffer}, {4, buffer + 8}}, buffer, 40, 12),
+                 {"12 points were claimed but the lines use 8 of them"});
 }

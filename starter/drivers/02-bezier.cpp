@@ -1,4 +1,4 @@
-// Demo of chapter 02: tessellates a dozen seeded Bezier lines with the three exercises of this
+// Demo of chapter 02: tessellates a dozen seeded Bezier lines with the four exercises of this
 // checkout, prints every line's vertex count beside the expected one, and draws the result.
 //
 // Usage: demo-02-bezier [--out FOLDER] [seed]
@@ -254,6 +254,11 @@ int main(int argc, char** argv) {
     bz::tessellate_scaled(device_lines.data(), out.data(), n, bz::ChildStream::named, t);
     read_back(o, out, n, t);
     free_buffers("free_scaled_vertices", [&] { bz::free_scaled_vertices(out.data(), n); });
+  }));
+
+  outcomes.push_back(run_exercise("d. per block", [&](Outcome& o) {
+    o.vertices = bz::tessellate_aggregated(lines, t).lines;  // ordinary global memory: the host reads it
+    for (const auto& v : o.vertices) o.counts.push_back(static_cast<int>(v.size()));
   }));
 
   print_table(lines, t, outcomes);
