@@ -1,19 +1,24 @@
-// Benchmark of chapter 03 (quadtree): the recursive build of this build's exercise (dynamic
-// parallelism, one block per node), a level-by-level build without dynamic parallelism (one host
-// launch per level), and a single-threaded CPU build, on uniform random points.
+// Benchmark of chapter 03 (quadtree): the two builds of this build's exercises with dynamic
+// parallelism (quadtree-build: one block per node; adaptive-quadtree: a grid per node sized to its
+// points), a level-by-level build without dynamic parallelism (one host launch per level), a
+// sort-based build without it (Morton keys, one radix sort, node ranges by binary search), and a
+// single-threaded CPU build, on uniform random points.
 //
-// Usage: bench-03-quadtree [--quick] [--seed S]
+// Usage: bench-03-quadtree [--quick] [--sizes N,N,...] [--seed S]
 //
 // Prints the device, the tree parameters and the measured memory bandwidth, then a Markdown table
-// (rows: number of points) of times, a second one of rates and launch costs, and notes on what
-// was timed and whether every build's output checked out. Exit status: 0 when every output was
-// right, 1 on an error or a wrong output, 2 on a wrong command line, 77 when there is no GPU.
+// (rows: number of points) of times, a second one of rates and launch costs, a third of every
+// build against the bandwidth bound, and notes on what was timed and whether every build's output
+// checked out. Exit status: 0 when every output was right, 1 on an error or a wrong output, 2 on
+// a wrong command line, 77 when there is no GPU.
 #include "cdplab/bench.h"
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
 #include "cdplab/gpu_timer.h"
 #include "cdplab/quadtree.h"
 #include "cdplab/random.h"
+
+#include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 #include <chrono>
@@ -37,9 +42,10 @@ using qt::QuadtreeNode;
 using qt::QuadtreeParams;
 
 const char* const kUsage =
-    "usage: bench-03-quadtree [--quick] [--seed S]\n"
-    "  --quick   N = 10 000 and 1 000 000 only, one timed run per cell\n"
-    "  --seed S  seed of the generated points (default 2026)\n"
+    "usage: bench-03-quadtree [--quick] [--sizes N,N,...] [--seed S]\n"
+    "  --quick          N = 10 000 and 1 000 000 only, one timed run per cell\n"
+    "  --sizes N,N,...  these numbers of points instead (default 10000,100000,1000000,4000000,16000000)\n"
+    "  --seed S         seed of the generated points (default 2026)\n"
     "Points are uniform in the unit square; max_depth 8, min_points_per_node 16.\n";
 
 constexpr double kCellBudgetMs = 1500.0;   // timed runs of one cell stop after about this
@@ -48,14 +54,32 @@ constexpr int kLaunchTreeThreads = 128;  // threads per block of the launch tree
 constexpr int kPermutationCheckMax = 1000000;  // sorted-pairs check up to this many points
 constexpr std::size_t kPendingHeadroom = 2048;
 constexpr std::size_t kBandwidthBytes = std::size_t{512} << 20;  // each buffer of the copy
-constexpr double kBytesPerPointLevel = 4.0 * sizeof(float);       // read x,y twice, write x,y once
+constexpr double kBytesPerPointLevel = 4.0 * sizeof(float);       // read x,y once, write x,y once
 constexpr double kBytesPerPointCopy = 4.0 * sizeof(float);        // read x,y, write x,y
+constexpr int kMaxPoints = 64000000;                               // for --sizes
+constexpr int kSortThreads = 256;                                  // threads per block of the sort build
 
 struct Options {
   bool help = false;
   bool quick = false;
+  std::vector<int> sizes;  // empty: the default sizes
   std::uint64_t seed = 2026;
 };
+
+std::vector<int> parse_sizes(const std::string& option, const std::string& text) {
+  std::vector<int> sizes;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const long long value = bench::parse_integer(option, text.substr(start, comma - start).c_str());
+    if (value < 1 || value > kMaxPoints)
+      throw UsageError(option + " takes numbers of points between 1 and " + std::to_string(kMaxPoints));
+    sizes.push_back(static_cast<int>(value));
+    start = comma + 1;
+  }
+  std::sort(sizes.begin(), sizes.end());
+  return sizes;
+}
 
 Options parse_options(int argc, char** argv) {
   Options options;
@@ -65,6 +89,9 @@ Options parse_options(int argc, char** argv) {
       options.help = true;
     } else if (arg == "--quick") {
       options.quick = true;
+    } else if (arg == "--sizes") {
+      if (i + 1 >= argc) throw UsageError("--sizes needs a value");
+      options.sizes = parse_sizes(arg, argv[++i]);
     } else if (arg == "--seed") {
       if (i + 1 >= argc) throw UsageError("--seed needs a value");
       options.seed = bench::parse_seed(arg, argv[++i]);
@@ -316,6 +343,179 @@ Quadtree level_build(const std::vector<float>& x, const std::vector<float>& y, c
     CDPLAB_CHECK(cudaMemcpy(tree.y.data(), builder.y(), y.size() * sizeof(float), cudaMemcpyDeviceToHost));
   }
   return tree;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sort build: no dynamic parallelism and no host round trip between its steps
+
+/// Each point's key: its path from the root down to level max_depth, two bits per level (the
+/// quadrant quadrant_of gives it in each box on the way, the root's quadrant highest). These are
+/// the points' Morton codes on the tree's own grid (its boxes' float centres, exactly as the other
+/// builds split them), so sorting by key puts every node's points together, its children's in
+/// quadrant order. Also sets index[i] = i, the payload of the sort.
+__global__ void sort_build_keys(const float* x, const float* y, int n, Box bounds, int depth, unsigned* keys,
+                                unsigned* index) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  const float px = x[i];
+  const float py = y[i];
+  Box box = bounds;
+  unsigned key = 0;
+  for (int level = 0; level < depth; ++level) {
+    const int q = qt::quadrant_of(px, py, box);
+    key = key << 2 | static_cast<unsigned>(q);
+    box = qt::quadrant_box(box, q);
+  }
+  keys[i] = key;
+  index[i] = static_cast<unsigned>(i);
+}
+
+/// Moves the points into key order: point i of the output is point index[i] of the input.
+__global__ void sort_build_gather(const unsigned* index, const float* in_x, const float* in_y, float* out_x,
+                                  float* out_y, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  const unsigned from = index[i];
+  out_x[i] = in_x[from];
+  out_y[i] = in_y[from];
+}
+
+/// The first position of the sorted keys[0 .. n) whose key is at least `key` (n when none is).
+__device__ int first_at_least(const unsigned* keys, int n, unsigned long long key) {
+  int lo = 0;
+  int hi = n;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (keys[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/// One thread per node id of a tree of depth params.max_depth (ids are the slots 0 .. slots - 1).
+/// The id gives the node's level and path (id = (4^level - 1) / 3 + path); its points are the keys
+/// that start with the path, found by two binary searches. A node exists when it is the root or
+/// its parent is internal (more than min_points_per_node points above max_depth): then the slot
+/// gets its record, else it is marked empty (level -1).
+__global__ void sort_build_nodes(const unsigned* keys, int n, Box bounds, QuadtreeParams params, QuadtreeNode* nodes,
+                                 int slots) {
+  const int id = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (id >= slots) return;
+  int level = 0;
+  long long first = 0;  // the first id of `level`
+  for (long long width = 1; id >= first + width; width *= 4) {
+    first += width;
+    ++level;
+  }
+  const unsigned long long path = static_cast<unsigned long long>(id - first);
+  const int below = 2 * (params.max_depth - level);  // key bits under the path
+  const int begin = first_at_least(keys, n, path << below);
+  const int end = first_at_least(keys, n, (path + 1) << below);
+  bool exists = level == 0;
+  if (!exists) {
+    const unsigned long long parent = path >> 2;
+    const int parent_count = first_at_least(keys, n, (parent + 1) << (below + 2)) -
+                             first_at_least(keys, n, parent << (below + 2));
+    exists = parent_count > params.min_points_per_node;  // the parent's level is below max_depth
+  }
+  QuadtreeNode node{-1, -1, bounds, 0, 0, false};
+  if (exists) {
+    for (int l = level - 1; l >= 0; --l) node.box = qt::quadrant_box(node.box, static_cast<int>((path >> (2 * l)) & 3));
+    node = QuadtreeNode{id, level, node.box, begin, end,
+                        level >= params.max_depth || end - begin <= params.min_points_per_node};
+  }
+  nodes[id] = node;
+}
+
+/// The sort build's GPU memory for `n` points: the input, the sorted points, keys and indices
+/// (before and after the sort), the sort's scratch and one record slot per node id. Allocated
+/// once; build() may run many times on it.
+class SortBuilder {
+ public:
+  SortBuilder(int n, const QuadtreeParams& params)
+      : n_(n),
+        params_(params),
+        in_x_(static_cast<std::size_t>(n)),
+        in_y_(static_cast<std::size_t>(n)),
+        out_x_(static_cast<std::size_t>(n)),
+        out_y_(static_cast<std::size_t>(n)),
+        keys_(static_cast<std::size_t>(n)),
+        sorted_keys_(static_cast<std::size_t>(n)),
+        index_(static_cast<std::size_t>(n)),
+        sorted_index_(static_cast<std::size_t>(n)),
+        nodes_(qt::AdaptiveWorkspace::slots(params.max_depth)) {
+    CDPLAB_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes_, keys_.data(), sorted_keys_.data(),
+                                                 index_.data(), sorted_index_.data(), n_, 0, key_bits()));
+    temp_ = cdplab::DeviceArray<unsigned char>(std::max<std::size_t>(temp_bytes_, 1));
+  }
+
+  /// The input: the points before build() (build() leaves them as they are).
+  float* x() const { return in_x_.data(); }
+  float* y() const { return in_y_.data(); }
+
+  /// Builds the tree of the input points inside `bounds` and waits: keys, one radix sort of
+  /// (key, index) pairs on the key's 2 * max_depth bits, a gather of the points into key order,
+  /// and every node's record.
+  void build(const Box& bounds) {
+    const int blocks = (n_ + kSortThreads - 1) / kSortThreads;
+    if (n_ > 0) {
+      sort_build_keys<<<blocks, kSortThreads>>>(in_x_.data(), in_y_.data(), n_, bounds, params_.max_depth, keys_.data(),
+                                                index_.data());
+      CDPLAB_CHECK(cudaGetLastError());
+      std::size_t bytes = temp_bytes_;
+      CDPLAB_CHECK(cub::DeviceRadixSort::SortPairs(temp_.data(), bytes, keys_.data(), sorted_keys_.data(),
+                                                   index_.data(), sorted_index_.data(), n_, 0, key_bits()));
+      sort_build_gather<<<blocks, kSortThreads>>>(sorted_index_.data(), in_x_.data(), in_y_.data(), out_x_.data(),
+                                                  out_y_.data(), n_);
+      CDPLAB_CHECK(cudaGetLastError());
+    }
+    const int slots = static_cast<int>(nodes_.size());
+    sort_build_nodes<<<(slots + kSortThreads - 1) / kSortThreads, kSortThreads>>>(sorted_keys_.data(), n_, bounds,
+                                                                                  params_, nodes_.data(), slots);
+    CDPLAB_CHECK(cudaGetLastError());
+    CDPLAB_CHECK(cudaDeviceSynchronize());
+  }
+
+  /// The tree of the last build(): the nodes that exist and the points in key order.
+  Quadtree tree() const {
+    Quadtree tree;
+    for (const QuadtreeNode& node : nodes_.download())
+      if (node.level >= 0) tree.nodes.push_back(node);
+    tree.x = out_x_.download();
+    tree.y = out_y_.download();
+    return tree;
+  }
+
+ private:
+  /// The key bits the sort looks at (at least one: a sort of no bits is no sort).
+  int key_bits() const { return std::max(2 * params_.max_depth, 1); }
+
+  int n_;
+  QuadtreeParams params_;
+  cdplab::DeviceArray<float> in_x_;
+  cdplab::DeviceArray<float> in_y_;
+  cdplab::DeviceArray<float> out_x_;
+  cdplab::DeviceArray<float> out_y_;
+  cdplab::DeviceArray<unsigned> keys_;
+  cdplab::DeviceArray<unsigned> sorted_keys_;
+  cdplab::DeviceArray<unsigned> index_;
+  cdplab::DeviceArray<unsigned> sorted_index_;
+  cdplab::DeviceArray<QuadtreeNode> nodes_;
+  std::size_t temp_bytes_ = 0;
+  cdplab::DeviceArray<unsigned char> temp_;
+};
+
+/// The sort build behind build_quadtree's signature: host vectors in and out, every GPU buffer
+/// allocated and freed in the call.
+Quadtree sort_build(const std::vector<float>& x, const std::vector<float>& y, const Box& bounds,
+                    const QuadtreeParams& params) {
+  SortBuilder builder(static_cast<int>(x.size()), params);
+  if (!x.empty()) {
+    CDPLAB_CHECK(cudaMemcpy(builder.x(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+    CDPLAB_CHECK(cudaMemcpy(builder.y(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  builder.build(bounds);
+  return builder.tree();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -604,7 +804,11 @@ const std::vector<std::string> kTimeColumns = {"N points",
                                                "CDP points/s (5)",
                                                "launch share (6)",
                                                "bandwidth bound ms (7)",
-                                               "CDP / bound (8)"};
+                                               "CDP / bound (8)",
+                                               "adaptive CDP ms (9)",
+                                               "adaptive CDP device ms (10)",
+                                               "sort ms (11)",
+                                               "sort device ms (12)"};
 
 const std::vector<std::string> kRateColumns = {"N points",
                                                "CDP points/s",
@@ -614,15 +818,27 @@ const std::vector<std::string> kRateColumns = {"N points",
                                                "device launches",
                                                "launch tree ms",
                                                "us per launch",
-                                               "non-CDP device / bound"};
+                                               "non-CDP device / bound",
+                                               "adaptive CDP device points/s",
+                                               "sort device points/s"};
+
+const std::vector<std::string> kBoundColumns = {"N points",
+                                                "bandwidth bound ms (7)",
+                                                "CDP / bound",
+                                                "non-CDP device / bound",
+                                                "adaptive CDP / bound",
+                                                "adaptive CDP device / bound",
+                                                "sort / bound",
+                                                "sort device / bound"};
 
 int run(const Options& options) {
   const auto started = std::chrono::steady_clock::now();
   if (!bench::print_device_or_skip("bench-03-quadtree")) return bench::kNoGpuExitCode;
 
   const QuadtreeParams params;  // max_depth 8, min_points_per_node 16
-  const std::vector<int> sizes = options.quick ? std::vector<int>{10000, 1000000}
-                                               : std::vector<int>{10000, 100000, 1000000, 4000000, 16000000};
+  const std::vector<int> sizes = !options.sizes.empty() ? options.sizes
+                                 : options.quick       ? std::vector<int>{10000, 1000000}
+                                                       : std::vector<int>{10000, 100000, 1000000, 4000000, 16000000};
 
   // Before the first launch from device code: the launch tree replays up to one launch per
   // internal node of the deepest tree (the exercise raises the pool for its own build itself).
@@ -648,6 +864,7 @@ int run(const Options& options) {
   const bench::MarkdownTable table(kTimeColumns);
   table.print_header();
   std::vector<std::vector<std::string>> rate_rows;
+  std::vector<std::vector<std::string>> bound_rows;
   std::vector<std::string> problems;
   int fewer_runs = 0;
   int pool_raised = 0;
@@ -691,6 +908,45 @@ int run(const Options& options) {
         },
         [&] { builder.build(kUnitSquare); });
 
+    // 9. The adaptive CDP build, host vectors in and out.
+    Quadtree adaptive_tree;
+    const Cell adaptive = measure(max_runs, no_prepare, [&] {
+      adaptive_tree = qt::build_adaptive_quadtree(points.x, points.y, kUnitSquare, params);
+    });
+
+    // 10. The adaptive CDP build on points already in GPU memory, restored before each run (untimed).
+    qt::AdaptiveWorkspace workspace(static_cast<std::size_t>(n), params.max_depth);
+    const cdplab::DeviceArray<float> adaptive_x(static_cast<std::size_t>(n));
+    const cdplab::DeviceArray<float> adaptive_y(static_cast<std::size_t>(n));
+    const Cell adaptive_device = measure(
+        max_runs,
+        [&] {
+          CDPLAB_CHECK(cudaMemcpy(adaptive_x.data(), input_x.data(), bytes, cudaMemcpyDeviceToDevice));
+          CDPLAB_CHECK(cudaMemcpy(adaptive_y.data(), input_y.data(), bytes, cudaMemcpyDeviceToDevice));
+          CDPLAB_CHECK(cudaDeviceSynchronize());
+        },
+        [&] {
+          qt::build_adaptive_quadtree_device(adaptive_x.data(), adaptive_y.data(), static_cast<std::size_t>(n),
+                                             kUnitSquare, params, workspace);
+        });
+    Quadtree adaptive_device_tree;
+    adaptive_device_tree.nodes = workspace.built_nodes();
+    adaptive_device_tree.x = adaptive_x.download();
+    adaptive_device_tree.y = adaptive_y.download();
+
+    // 11. The sort build, host vectors in and out.
+    Quadtree sort_tree;
+    const Cell sorted = measure(max_runs, no_prepare, [&] {
+      sort_tree = sort_build(points.x, points.y, kUnitSquare, params);
+    });
+
+    // 12. The sort build on points already in GPU memory (it leaves its input as it is).
+    SortBuilder sorter(n, params);
+    CDPLAB_CHECK(cudaMemcpy(sorter.x(), input_x.data(), bytes, cudaMemcpyDeviceToDevice));
+    CDPLAB_CHECK(cudaMemcpy(sorter.y(), input_y.data(), bytes, cudaMemcpyDeviceToDevice));
+    const Cell sorted_device = measure(max_runs, no_prepare, [&] { sorter.build(kUnitSquare); });
+    const Quadtree sort_device_tree = sorter.tree();
+
     // 4. The CPU build.
     Quadtree cpu_tree;
     const Cell cpu = measure_cpu(max_runs, [&] { cpu_tree = cpu_build(points.x, points.y, kUnitSquare, params); });
@@ -706,6 +962,10 @@ int run(const Options& options) {
     check("CPU build (against itself: boxes and permutation)", cpu_tree);
     check("CDP build (against the CPU build)", cdp_tree);
     check("non-CDP build (against the CPU build)", level_tree);
+    check("adaptive CDP build (against the CPU build)", adaptive_tree);
+    check("adaptive CDP build on device data (against the CPU build)", adaptive_device_tree);
+    check("sort build (against the CPU build)", sort_tree);
+    check("sort build on device data (against the CPU build)", sort_device_tree);
 
     const double bound_ms = facts.bytes / (bandwidth_gbs * 1e9) * 1e3;
     const double launch_share = cdp.ms > 0.0 ? launches.ms / cdp.ms : 0.0;
@@ -713,18 +973,30 @@ int run(const Options& options) {
                      cell_text(cdp, max_runs, fewer_runs), cell_text(level, max_runs, fewer_runs),
                      cell_text(level_device, max_runs, fewer_runs), cell_text(cpu, max_runs, fewer_runs),
                      rate_text(n, cdp.ms), percent_text(launch_share), bench::format_ms(bound_ms),
-                     bound_ms > 0.0 ? ratio_text(cdp.ms / bound_ms) : "-"});
+                     bound_ms > 0.0 ? ratio_text(cdp.ms / bound_ms) : "-", cell_text(adaptive, max_runs, fewer_runs),
+                     cell_text(adaptive_device, max_runs, fewer_runs), cell_text(sorted, max_runs, fewer_runs),
+                     cell_text(sorted_device, max_runs, fewer_runs)});
     const double us_per_launch = facts.internal > 0 ? launches.ms * 1e3 / static_cast<double>(facts.internal) : 0.0;
     rate_rows.push_back({bench::format_count(n), rate_text(n, cdp.ms), rate_text(n, level.ms),
                          rate_text(n, level_device.ms), rate_text(n, cpu.ms), bench::format_count(facts.internal),
                          cell_text(launches, max_runs, fewer_runs), us_text(us_per_launch),
-                         bound_ms > 0.0 ? ratio_text(level_device.ms / bound_ms) : "-"});
+                         bound_ms > 0.0 ? ratio_text(level_device.ms / bound_ms) : "-",
+                         rate_text(n, adaptive_device.ms), rate_text(n, sorted_device.ms)});
+    const auto over_bound = [&](const Cell& cell) { return bound_ms > 0.0 ? ratio_text(cell.ms / bound_ms) : "-"; };
+    bound_rows.push_back({bench::format_count(n), bench::format_ms(bound_ms), over_bound(cdp), over_bound(level_device),
+                          over_bound(adaptive), over_bound(adaptive_device), over_bound(sorted),
+                          over_bound(sorted_device)});
   }
 
   std::printf("\n");
   const bench::MarkdownTable rates(kRateColumns);
   rates.print_header();
   for (const auto& row : rate_rows) rates.print_row(row);
+
+  std::printf("\n");
+  const bench::MarkdownTable against_bound(kBoundColumns);
+  against_bound.print_header();
+  for (const auto& row : bound_rows) against_bound.print_row(row);
 
   const char* runs_text = options.quick ? "1 timed run" : "median of 5 timed runs (3 for N >= 4 000 000)";
   std::printf("\nTimes in ms on the host's steady clock around whole calls: %s after one warm-up call%s;\n"
@@ -755,17 +1027,36 @@ int run(const Options& options) {
       "    An estimate: in the build, launches overlap other blocks' work, and a build with other block sizes\n"
       "    or streams launches at a somewhat different cost; (6) is the time launching alone needs.\n"
       "(7) The least time any build needs on this GPU: the bytes it must move at the measured bandwidth. Each\n"
-      "    internal node's points are read twice (count, reorder) and written once, x and y: %.0f B per point\n"
-      "    per level, summed over the internal nodes of every level; and the leaves of odd levels copy their\n"
-      "    points back to buffer 0 (read + write, %.0f B per point). Host I/O not included.\n"
+      "    internal node's points are read once and written once, x and y: %.0f B per point per level, summed\n"
+      "    over the internal nodes of every level (a build that counts a node's points before it moves them\n"
+      "    reads them twice; the adaptive build counts them while the parent moves them); and the leaves of\n"
+      "    odd levels copy their points back to buffer 0 (read + write, %.0f B per point). Host I/O not included.\n"
       "(8) (1) divided by (7); (1) includes the host I/O, which (7) leaves out. The second table divides (3),\n"
-      "    device-resident, by (7).\n",
-      kLaunchTreeThreads, kBytesPerPointLevel, kBytesPerPointCopy);
+      "    device-resident, by (7).\n"
+      "(9) adaptive CDP: build_adaptive_quadtree, the exercise adaptive-quadtree of this build, host I/O\n"
+      "    included as in (1). A node gets one block per tile of points (the reference: 4096): many blocks at\n"
+      "    the top of the tree, one for a small node, none for a leaf. Each block moves its tile in one pass\n"
+      "    (block scan, one atomic per quadrant for its run of the output, coalesced writes) and counts its\n"
+      "    points' quadrants inside the children; the node's last block launches one grid for its children,\n"
+      "    sized to their points, from device code (fire-and-forget).\n"
+      "(10) adaptive CDP device: build_adaptive_quadtree_device on points already in GPU memory, workspace\n"
+      "    allocated once, the input restored before each run (not timed); the call clears the workspace,\n"
+      "    counts the root's quadrants, launches the root's grid and waits for the whole tree of grids.\n"
+      "(11) sort: a build without dynamic parallelism written in this benchmark, host I/O included as in (1):\n"
+      "    each point's Morton key on the tree's own grid (its path of quadrants down to max_depth, 2 bits\n"
+      "    per level), cub::DeviceRadixSort::SortPairs of (key, index) on those %d bits, a gather of the\n"
+      "    points into key order, and one thread per possible node id that finds its range by binary search\n"
+      "    in the sorted keys and writes its record when its parent is split. No host round trip.\n"
+      "(12) sort device: (11) on points already in GPU memory (it reads them and writes the sorted points\n"
+      "    to its own buffers), buffers allocated once.\n"
+      "The third table divides each build's time by the bandwidth bound (7): the whole calls include host I/O,\n"
+      "the device columns do not.\n",
+      kLaunchTreeThreads, kBytesPerPointLevel, kBytesPerPointCopy, 2 * params.max_depth);
   if (pool_raised > 0)
     std::printf("- the pending launch pool was found lowered (by the exercise) %d time(s) and raised again before\n"
                 "  the launch tree.\n",
                 pool_raised);
-  std::printf("- checks of every build's last output: the node lists of (1) and (2) equal the CPU build's (every\n"
+  std::printf("- checks of every build's last output: the node lists of (1), (2), (9) to (12) equal the CPU build's (every\n"
               "  node's id, level, box, point range and leaf flag; so the node and leaf counts too), every leaf's\n"
               "  points lie in its box, and for N <= %s the points are a permutation of the input (sorted (x, y)\n"
               "  pairs equal); the launch tree ran one block per node and no device launch failed: ",

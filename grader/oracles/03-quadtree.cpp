@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <sstream>
 #include <string>
@@ -90,6 +91,32 @@ std::string permutation_problem(const std::vector<float>& x, const std::vector<f
       << " input points missing, " << extra << " points not in the input). Every point must reach buffer 0 exactly "
       << "once: a leaf whose points are in buffer 1 (its parent wrote them there) copies them back to buffer 0";
   return out.str();
+}
+
+/// A 64-bit mix of a point's bits (splitmix64's finaliser): close to independent for different
+/// points, so that a sum of them tells multisets apart.
+std::uint64_t point_hash(float x, float y) {
+  std::uint32_t bx = 0;
+  std::uint32_t by = 0;
+  std::memcpy(&bx, &x, sizeof bx);
+  std::memcpy(&by, &y, sizeof by);
+  std::uint64_t h = (static_cast<std::uint64_t>(bx) << 32 | by) + 0x9E3779B97F4A7C15ull;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  return h ^ (h >> 31);
+}
+
+/// The hashed permutation check: the sums of point_hash over both lists, which ignore order.
+std::string hashed_permutation_problem(const std::vector<float>& x, const std::vector<float>& y,
+                                       const Quadtree& found) {
+  std::uint64_t want = 0;
+  std::uint64_t got = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) want += point_hash(x[i], y[i]);
+  for (std::size_t i = 0; i < found.x.size(); ++i) got += point_hash(found.x[i], found.y[i]);
+  if (want == got) return "";
+  return "the points returned are not the input's points reordered (their hash sums differ: some point is "
+         "missing, duplicated or changed). Every point must reach buffer 0 exactly once: a leaf whose points are "
+         "in buffer 1 (its parent wrote them there) copies them back to buffer 0";
 }
 
 }  // namespace
@@ -204,14 +231,16 @@ std::size_t internal_nodes(const Quadtree& tree) {
 // ----- judging -------------------------------------------------------------------------
 
 Verdict judge_quadtree(const std::vector<float>& x, const std::vector<float>& y, const Box& bounds,
-                       const QuadtreeParams& params, const Quadtree& found) {
+                       const QuadtreeParams& params, const Quadtree& found, PermutationCheck permutation) {
   const long long n = static_cast<long long>(x.size());
   std::ostringstream out;
   if (found.x.size() != x.size() || found.y.size() != y.size()) {
     out << "expected " << x.size() << " points back, found " << found.x.size() << " x and " << found.y.size() << " y";
     return fail(out.str());
   }
-  if (const std::string problem = permutation_problem(x, y, found); !problem.empty()) return fail(problem);
+  const std::string problem = permutation == PermutationCheck::sorted ? permutation_problem(x, y, found)
+                                                                      : hashed_permutation_problem(x, y, found);
+  if (!problem.empty()) return fail(problem);
 
   // Index the nodes by id; ids must be unique.
   std::unordered_map<long long, std::size_t> by_id;

@@ -56,8 +56,16 @@ std::size_t internal_nodes(const Quadtree& tree);
 
 // ----- judging -------------------------------------------------------------------------
 
+/// How judge_quadtree checks that the points returned are the input's, reordered.
+enum class PermutationCheck {
+  sorted,  ///< both lists of (x, y) pairs sorted and compared: exact, and names a missing point
+  hashed,  ///< a sum of 64-bit hashes of the pairs, which ignores order, compared: linear time, for
+           ///< the large inputs of timed runs (a wrong list passes with odds of about 2^-64)
+};
+
 /// Judges a built tree against its input, accepting any correct tree:
-/// - the points are a permutation of the input (the same (x, y) pairs, as often);
+/// - the points are a permutation of the input (the same (x, y) pairs, as often; see
+///   PermutationCheck);
 /// - the root exists: id 0, level 0, box `bounds`, points [0, N);
 /// - a node is a leaf exactly when its level is max_depth or it holds at most
 ///   min_points_per_node points;
@@ -68,6 +76,7 @@ std::size_t internal_nodes(const Quadtree& tree);
 /// - ids are unique, and every node is the root or a child of a split node.
 /// The message names the first problem (parents before children) and what was expected.
 Verdict judge_quadtree(const std::vector<float>& x, const std::vector<float>& y, const Box& bounds,
-                       const QuadtreeParams& params, const Quadtree& found);
+                       const QuadtreeParams& params, const Quadtree& found,
+                       PermutationCheck permutation = PermutationCheck::sorted);
 
 }  // namespace cdplab::oracle::quadtree

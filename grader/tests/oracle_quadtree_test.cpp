@@ -133,6 +133,21 @@ TEST_CASE("oracle quadtree rejects points that are not the input's") {
   expect_failure(c.judge(short_tree), {"expected 3000 points back"});
 }
 
+TEST_CASE("oracle quadtree's hashed permutation check passes reorderings and rejects lost points") {
+  Case c = uniform_case();
+  const auto judge_hashed = [&](const Quadtree& found) {
+    return oracle::judge_quadtree(c.points.x, c.points.y, kBounds, kParams, found, oracle::PermutationCheck::hashed);
+  };
+  expect_pass(judge_hashed(c.tree));
+  Quadtree lost = c.tree;
+  lost.x[17] = lost.x[18];  // one point duplicated, one lost
+  lost.y[17] = lost.y[18];
+  expect_failure(judge_hashed(lost), {"not the input's points", "buffer 1"});
+  Quadtree swapped = c.tree;  // two points' y swapped: the same x and y values, other pairs
+  std::swap(swapped.y[3], swapped.y[2000]);
+  CHECK_FALSE(judge_hashed(swapped).ok);
+}
+
 TEST_CASE("oracle quadtree rejects a missing or wrong root") {
   Case c = uniform_case();
   Quadtree no_root = c.tree;

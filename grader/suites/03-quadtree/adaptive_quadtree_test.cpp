@@ -1,0 +1,190 @@
+// Checks of exercise adaptive-quadtree: build_adaptive_quadtree (host vectors) and
+// build_adaptive_quadtree_device (points in GPU memory, a reusable workspace). Every tree is
+// judged by invariants (oracle::judge_quadtree), so any correct tree passes, whatever order the
+// points of a leaf come in; the speed check compares the device entry point with the reference
+// solution's on the same inputs.
+#include "harness.h"
+#include "speed.h"
+
+#include "03-quadtree.h"
+#include "cdplab/check.h"
+#include "cdplab/device_array.h"
+#include "cdplab/gpu_timer.h"
+#include "cdplab/quadtree.h"
+#include "cdplab/random.h"
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+namespace oracle = cdplab::oracle::quadtree;
+using cdplab::quadtree::AdaptiveWorkspace;
+using cdplab::quadtree::Box;
+using cdplab::quadtree::Quadtree;
+using cdplab::quadtree::QuadtreeParams;
+
+/// The tile of the reference solution: a node with more points gets more than one block.
+constexpr std::size_t kReferenceTile = 4096;
+
+/// What a failed device-side launch most likely means in this exercise.
+const char* const kLaunchAdvice =
+    ". Every grid launched from the GPU stays pending until everything below it has finished; the host "
+    "sizes cudaLimitDevRuntimePendingLaunchCount for the tree before the root is launched";
+
+void judge(const oracle::Points& points, const Box& bounds, const QuadtreeParams& params, const Quadtree& tree) {
+  const auto verdict = oracle::judge_quadtree(points.x, points.y, bounds, params, tree);
+  CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+/// Builds the tree of `points` with the host-vector entry point and judges it.
+void expect_tree(const oracle::Points& points, const Box& bounds, const QuadtreeParams& params) {
+  INFO(points.x.size() << " points, max_depth " << params.max_depth << ", min_points_per_node "
+                       << params.min_points_per_node);
+  Quadtree tree;
+  try {
+    tree = cdplab::quadtree::build_adaptive_quadtree(points.x, points.y, bounds, params);
+  } catch (const cdplab::DeviceLaunchError& error) {
+    FAIL(error.what() << kLaunchAdvice);
+  }
+  judge(points, bounds, params, tree);
+}
+
+/// Builds the tree of `points` with the device entry point in `workspace` (which earlier builds
+/// may have used) and judges it.
+void expect_tree_in(AdaptiveWorkspace& workspace, const oracle::Points& points, const Box& bounds,
+                    const QuadtreeParams& params) {
+  INFO(points.x.size() << " points in a reused workspace, max_depth " << params.max_depth
+                       << ", min_points_per_node " << params.min_points_per_node);
+  cdplab::DeviceArray<float> x(points.x);
+  cdplab::DeviceArray<float> y(points.y);
+  try {
+    cdplab::quadtree::build_adaptive_quadtree_device(x.data(), y.data(), points.x.size(), bounds, params, workspace);
+  } catch (const cdplab::DeviceLaunchError& error) {
+    FAIL(error.what() << kLaunchAdvice);
+  }
+  Quadtree tree;
+  tree.nodes = workspace.built_nodes();
+  tree.x = x.download();
+  tree.y = y.download();
+  judge(points, bounds, params, tree);
+}
+
+// ----- the speed workload ---------------------------------------------------------------
+
+constexpr std::size_t kSpeedPoints = 16000000;
+const QuadtreeParams kSpeedParams{8, 16};
+const Box kUnitSquare{0.0f, 0.0f, 1.0f, 1.0f};
+
+/// 16M uniform points in the unit square, max_depth 8, min_points_per_node 16 (a full tree of
+/// 87 381 nodes): the device entry point alone is timed; the tree is then judged (the permutation
+/// by hashes, the rest exactly).
+double time_build_16m(cdplab::Random& rng) {
+  const oracle::Points points = oracle::uniform_points(rng, kSpeedPoints, kUnitSquare);
+  cdplab::DeviceArray<float> x(points.x);
+  cdplab::DeviceArray<float> y(points.y);
+  AdaptiveWorkspace workspace(kSpeedPoints, kSpeedParams.max_depth);
+  cdplab::GpuTimer timer;
+  timer.start();
+  cdplab::quadtree::build_adaptive_quadtree_device(x.data(), y.data(), kSpeedPoints, kUnitSquare, kSpeedParams,
+                                                   workspace);
+  timer.stop();
+  const double ms = timer.elapsed_ms();
+  Quadtree tree;
+  tree.nodes = workspace.built_nodes();
+  tree.x = x.download();
+  tree.y = y.download();
+  const auto verdict = oracle::judge_quadtree(points.x, points.y, kUnitSquare, kSpeedParams, tree,
+                                              oracle::PermutationCheck::hashed);
+  if (!verdict.ok) throw std::runtime_error("the tree of 16M points is wrong: " + verdict.message);
+  return ms;
+}
+CDPLAB_SPEED_WORKLOAD("quadtree 16M", time_build_16m);
+
+}  // namespace
+
+GPU_CHECK("no points") {
+  // The root is still built: a leaf with the empty range [0, 0), and nothing is launched.
+  const Box bounds{0.0f, 0.0f, 1.0f, 1.0f};
+  expect_tree(oracle::Points{}, bounds, QuadtreeParams{});
+  expect_tree(oracle::Points{}, bounds, QuadtreeParams{4, 0});
+}
+
+GPU_CHECK("one point") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Box bounds{-1.0f, -1.0f, 1.0f, 1.0f};
+  const auto point = oracle::uniform_points(rng, 1, bounds);
+  expect_tree(point, bounds, QuadtreeParams{6, 16});  // the root alone: a leaf
+  // min_points_per_node 0: the point's path splits down to max_depth, one grid of one block per
+  // level; its empty siblings are leaves with no launch, and the point ends in buffer 0 whatever
+  // the depth's parity.
+  expect_tree(point, bounds, QuadtreeParams{6, 0});
+  expect_tree(point, bounds, QuadtreeParams{5, 0});
+  expect_tree(point, bounds, QuadtreeParams{10, 0});
+}
+
+GPU_CHECK("identical points") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Box bounds{0.0f, 0.0f, 100.0f, 100.0f};
+  const auto one = oracle::uniform_points(rng, 1, bounds);
+  // No split separates them: only the depth bound stops the recursion. 5000 fit in one block's
+  // tile; 100 000 need many blocks at every level, and with an odd max_depth their leaf is left
+  // in buffer 1 by a node of many blocks and must be copied back.
+  for (const std::size_t count : {std::size_t{5000}, std::size_t{100000}}) {
+    const auto points = oracle::identical_points(count, one.x[0], one.y[0]);
+    expect_tree(points, bounds, QuadtreeParams{7, 8});
+    expect_tree(points, bounds, QuadtreeParams{8, 8});
+  }
+}
+
+GPU_CHECK("one tile and one point more") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Box bounds{-3.0f, 2.0f, 5.0f, 10.0f};
+  // The reference gives a node of up to 4096 points one block, and one more point a second block:
+  // sizes on both sides of that edge, in one workspace reused from build to build (its records
+  // and counters must be reset by every build).
+  AdaptiveWorkspace workspace(2 * kReferenceTile + 1, 8);
+  for (const std::size_t n : {kReferenceTile, kReferenceTile + 1, 2 * kReferenceTile, 2 * kReferenceTile + 1}) {
+    const auto points = oracle::uniform_points(rng, n, bounds);
+    expect_tree_in(workspace, points, bounds, QuadtreeParams{8, 16});
+    // Children that are all leaves at once: on level 1 they end in buffer 1 unless the root
+    // wrote them straight to buffer 0.
+    expect_tree_in(workspace, points, bounds, QuadtreeParams{8, static_cast<int>(n) - 1});
+    expect_tree_in(workspace, points, bounds, QuadtreeParams{1, 0});
+  }
+  expect_tree_in(workspace, oracle::Points{}, bounds, QuadtreeParams{8, 16});
+}
+
+GPU_CHECK("points on quadrant boundaries") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Box bounds{-2.0f, -2.0f, 6.0f, 6.0f};
+  // Points exactly on the centre lines of nodes of levels 0 to 5, and on the box's corners: each
+  // goes right or up, as quadrant_of says, at every level, also when the parent counts a
+  // point's quadrant inside the child it goes to.
+  expect_tree(oracle::boundary_points(rng, 200000, bounds, 6), bounds, QuadtreeParams{6, 4});
+}
+
+GPU_CHECK("clustered points") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Box bounds{0.0f, 0.0f, 1000.0f, 500.0f};
+  // A few tight clusters: deep narrow subtrees of large nodes beside empty leaves; the deepest tree
+  // the exercise supports.
+  expect_tree(oracle::clustered_points(rng, 300000, bounds, 5, 0.002), bounds, QuadtreeParams{10, 16});
+}
+
+GPU_CHECK("a million uniform points") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Box bounds{-8.0f, -4.0f, 24.0f, 28.0f};
+  const auto points = oracle::uniform_points(rng, (std::size_t{1} << 20) + 1, bounds);
+  cdplab::harness::advise_on_hang(
+      "this tree launches thousands of grids from the GPU, each pending until its subtree has finished: more than "
+      "the default pool of 2048. Size cudaLimitDevRuntimePendingLaunchCount from the host before the root");
+  expect_tree(points, bounds, QuadtreeParams{8, 16});
+}
+
+GPU_CHECK("speed at 16M points") {
+  // Device time of build_adaptive_quadtree_device on 16M uniform points, against the reference
+  // solution's on the same inputs: at most twice as long passes.
+  cdplab::harness::expect_speed("quadtree 16M", 2.0);
+}
