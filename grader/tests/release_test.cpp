@@ -136,3 +136,19 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
   CHECK(watched.output.find("watch: stopped") != std::string::npos);
   CHECK(watched.output.find("watch exit status 0") != std::string::npos);
 }
+
+TEST_CASE("the starter kit includes nothing of the grader") {
+  // The kit is what a student's code and the grader share; it stands on its own and never
+  // reaches into the grader's folders (what both need lives in the kit).
+  const fs::path starter = kRoot / "starter";
+  std::size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(starter)) {
+    if (!entry.is_regular_file()) continue;
+    ++files;
+    const std::string text = cdplab::files::read_text(entry.path());
+    INFO(entry.path().string());
+    CHECK(text.find("#include \"../../grader/") == std::string::npos);
+    CHECK(text.find("grader/suites/") == std::string::npos);
+  }
+  CHECK(files > 10);
+}

@@ -17,8 +17,7 @@
 #include "cdplab/random.h"
 #include "cdplab/svg.h"
 
-// Vertices in the device heap can be read by a kernel only; the grader's gather kernel does it.
-#include "../../grader/suites/02-bezier/support/bezier_support.h"
+#include "cdplab/heap_vertices.h"  // vertices in the device heap can be read by a kernel only
 
 #include <cstdio>
 #include <cstdlib>
@@ -128,7 +127,7 @@ Outcome run_exercise(const std::string& title, const std::function<void(Outcome&
 /// Reads device-heap records back: each line's count and vertices.
 void read_back(Outcome& outcome, const cdplab::DeviceArray<bz::LineVertices>& out, int n, const bz::Tessellation& t) {
   for (const bz::LineVertices& record : out.download()) outcome.counts.push_back(record.count);
-  outcome.vertices = cdplab::support::bezier::gather_vertices(out.data(), n, t.max_vertices);
+  outcome.vertices = cdplab::heap_vertices::gather_vertices(out.data(), n, t.max_vertices);
 }
 
 /// Frees the records' buffers with `free_function`; an unfinished free is reported, not fatal.

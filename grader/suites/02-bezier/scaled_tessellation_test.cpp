@@ -10,7 +10,7 @@
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
 #include "cdplab/random.h"
-#include "support/bezier_support.h"
+#include "cdplab/heap_vertices.h"
 
 #include <cstddef>
 #include <cstdio>
@@ -21,7 +21,7 @@
 namespace {
 
 namespace oracle = cdplab::oracle::bezier;
-namespace support = cdplab::support::bezier;
+namespace support = cdplab::heap_vertices;
 using cdplab::DeviceArray;
 using cdplab::bezier::ChildStream;
 using cdplab::bezier::Line;

@@ -1,5 +1,5 @@
-// Grader-side kernels of chapter 02: copying device-heap vertices into global memory.
-#include "bezier_support.h"
+// Chapter 02 helpers: copying device-heap vertices into global memory with a kernel; limits.
+#include "cdplab/heap_vertices.h"
 
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-namespace cdplab::support::bezier {
+namespace cdplab::heap_vertices {
 namespace {
 
 constexpr unsigned kGatherThreads = 128;
@@ -75,4 +75,4 @@ std::size_t heap_bytes_for(std::size_t lines, int max_vertices) {
   return 2 * per_line * lines + (std::size_t{1} << 20);
 }
 
-}  // namespace cdplab::support::bezier
+}  // namespace cdplab::heap_vertices

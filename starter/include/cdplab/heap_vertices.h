@@ -1,6 +1,6 @@
-/// @file bezier_support.h
-/// @brief Grader-side helpers of chapter 02: reading vertices out of the device heap, and the
-///        device limits the checks set or report.
+/// @file heap_vertices.h
+/// @brief Chapter 02 helpers of the starter kit: reading vertices out of the device heap, and
+///        the device limits the demo and the checks set or report.
 ///
 /// Device-heap memory (cudaMalloc in a kernel) cannot be read with cudaMemcpy from the host:
 /// gather_vertices() copies it into ordinary global memory with a kernel first.
@@ -13,7 +13,7 @@
 
 #include <vector>
 
-namespace cdplab::support::bezier {
+namespace cdplab::heap_vertices {
 
 using cdplab::bezier::LineVertices;
 using cdplab::bezier::Point;
@@ -39,4 +39,4 @@ std::size_t pending_launch_limit();
 /// allocator bookkeeping, doubled, plus 1 MiB.
 std::size_t heap_bytes_for(std::size_t lines, int max_vertices);
 
-}  // namespace cdplab::support::bezier
+}  // namespace cdplab::heap_vertices
