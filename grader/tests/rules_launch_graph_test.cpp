@@ -241,6 +241,19 @@ TEST_CASE("graph flags shared addresses handed to a child") {
   CHECK(dynamic.stream == StreamKind::fire_and_forget);
 }
 
+TEST_CASE("graph follows private addresses through device functions that are not inlined") {
+  const LaunchGraph graph = fixture("private_through_function");
+  const Launch shared = only_launch(graph, "shared_through_function", "consume");
+  CHECK(shared.passes_shared_address);
+  CHECK_FALSE(shared.passes_local_address);
+  CHECK(shared.site.via.find("launch_consumer") != std::string::npos);
+  const Launch local = only_launch(graph, "local_through_function", "consume");
+  CHECK(local.passes_local_address);
+  CHECK_FALSE(local.passes_shared_address);
+  // The same functions handed a global address: clean.
+  check_clean(only_launch(graph, "global_through_function", "consume"));
+}
+
 TEST_CASE("graph accepts global and device heap memory handed to children") {
   const LaunchGraph graph = fixture("global_only");
   REQUIRE(graph.launches.size() == 3);

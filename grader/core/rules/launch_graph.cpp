@@ -14,9 +14,26 @@ namespace {
 
 using ptx::Instruction;
 
-// Address taint bits: a register holds an address of local or of shared memory.
+// Address taint bits: a register holds an address of local or of shared memory, or (in a device
+// function) a value derived from its parameter i: bit kFirstParameter << i. Parameter bits are
+// resolved at each call with what the caller hands over, so a private address is followed
+// through device functions that are not inlined.
 constexpr unsigned kLocal = 1;
 constexpr unsigned kShared = 2;
+constexpr unsigned kPrivate = kLocal | kShared;
+constexpr unsigned kFirstParameter = 4;
+constexpr int kTrackedParameters = 28;
+
+// The parameter bit of a device function's `ld.param` source `[<function>_param_<i>]`; 0 for
+// anything else (a call's own `retval0` or `param0`, a parameter beyond the tracked ones).
+unsigned parameter_bit(const std::string& address) {
+  const std::size_t at = address.rfind("_param_");
+  if (at == std::string::npos || at == 0) return 0;
+  const std::string digits = address.substr(at + 7);
+  if (digits.empty() || digits.size() > 2 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  const int index = std::stoi(digits);
+  return index < kTrackedParameters ? kFirstParameter << index : 0;
+}
 
 // The device runtime's entry points as they appear in PTX (a `_ptsz` suffix is dropped first).
 constexpr std::string_view kGetBufferV2 = "__cudaCDP2GetParameterBufferV2";
@@ -73,6 +90,12 @@ std::string heap_function(const std::string& callee, bool& allocates) {
   return {};
 }
 
+// A call of a defined device function: what each argument holds.
+struct CallSite {
+  std::string callee;
+  std::vector<unsigned> argument_taint;
+};
+
 // A launch found in one function's own body.
 struct LaunchSite {
   std::string child;  // the child's symbol; empty when not known
@@ -89,6 +112,7 @@ struct FunctionFacts {
   std::vector<HeapCall> deallocations;
   std::vector<Atomic> atomics;
   std::vector<std::string> callees;
+  std::vector<CallSite> calls;  // the calls of `callees`, with their arguments' taint
 };
 
 // The constant or symbol a register holds, when every `mov` into it agrees.
@@ -135,6 +159,13 @@ class Values {
 std::map<std::string, unsigned> address_taint(const ptx::Function& function,
                                               const ptx::Module& module) {
   std::map<std::string, unsigned> taint;
+  if (!function.is_kernel) {  // a device function's parameters: resolved by its callers
+    for (const auto& ins : function.body) {
+      if (ins.opcode.rfind("ld.param", 0) != 0 || ins.operands.size() != 2) continue;
+      if (const unsigned bit = parameter_bit(ptx::address_base(ins.operands[1])))
+        for (const auto& reg : ptx::registers_in(ins.operands[0])) taint[reg] |= bit;
+    }
+  }
   for (bool changed = true; changed;) {
     changed = false;
     for (const auto& ins : function.body) {
@@ -301,6 +332,9 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       (allocates ? facts.allocations : facts.deallocations).push_back({{ins.line, {}}, heap});
     } else if (const ptx::Function* target = module.find(callee); target && target->defined) {
       facts.callees.push_back(target->name);
+      CallSite call_site{target->name, {}};
+      for (std::size_t i = 0; i < call.arguments.size(); ++i) call_site.argument_taint.push_back(taint_of(argument(i)));
+      facts.calls.push_back(call_site);
     }
     params.clear();
   }
@@ -451,6 +485,43 @@ std::string LaunchGraph::label(std::size_t kernel) const {
   return named.short_name;
 }
 
+namespace {
+
+// Replaces the parameter bits of `taint` with what the caller handed over in those parameters.
+unsigned resolved(unsigned taint, const std::vector<unsigned>& parameters) {
+  unsigned bits = taint & kPrivate;
+  for (std::size_t i = 0; i < parameters.size() && i < kTrackedParameters; ++i)
+    if (taint & (kFirstParameter << i)) bits |= parameters[i];
+  return bits;
+}
+
+// For the kernel `kernel` and every device function it reaches: the private-address bits each
+// launch site receives on some call path (one entry per FunctionFacts::launches). A function is
+// walked again only when it is reached with parameters that carry bits not seen before.
+std::map<std::string, std::vector<unsigned>> resolve_private_taint(const std::string& kernel,
+                                                                   std::map<std::string, FunctionFacts>& facts) {
+  std::map<std::string, std::vector<unsigned>> result;
+  std::set<std::pair<std::string, std::vector<unsigned>>> walked;
+  std::vector<std::pair<std::string, std::vector<unsigned>>> work{{kernel, {}}};
+  while (!work.empty()) {
+    auto [symbol, parameters] = work.back();
+    work.pop_back();
+    if (!walked.insert({symbol, parameters}).second) continue;
+    const FunctionFacts& own = facts[symbol];
+    auto& sites = result[symbol];
+    sites.resize(own.launches.size(), 0);
+    for (std::size_t i = 0; i < own.launches.size(); ++i) sites[i] |= resolved(own.launches[i].taint, parameters);
+    for (const auto& call : own.calls) {
+      std::vector<unsigned> handed;
+      for (const unsigned taint : call.argument_taint) handed.push_back(resolved(taint, parameters));
+      work.push_back({call.callee, handed});
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
 LaunchGraph analyze_ptx(std::string_view text) {
   const ptx::Module module = ptx::read_module(text);
   // nvcc -G keeps every value in local memory and calls the launch API through wrapper functions;
@@ -478,6 +549,7 @@ LaunchGraph analyze_ptx(std::string_view text) {
   for (const auto& function : module.functions) {
     if (!function.is_kernel || !function.defined) continue;
     const std::size_t parent = kernel_index.at(function.name);
+    const std::map<std::string, std::vector<unsigned>> private_taint = resolve_private_taint(function.name, facts);
 
     // The kernel's body and every device function it reaches through calls.
     std::vector<std::string> reached{function.name};
@@ -501,8 +573,9 @@ LaunchGraph analyze_ptx(std::string_view text) {
           launch.child = kernel_for(site.child, child && child->defined);
         }
         launch.stream = site.stream;
-        launch.passes_local_address = (site.taint & kLocal) != 0;
-        launch.passes_shared_address = (site.taint & kShared) != 0;
+        const unsigned taint = private_taint.at(symbol)[static_cast<std::size_t>(&site - own.launches.data())];
+        launch.passes_local_address = (taint & kLocal) != 0;
+        launch.passes_shared_address = (taint & kShared) != 0;
         launch.site = {site.line, via};
         graph.launches.push_back(launch);
       }
