@@ -13,8 +13,8 @@
 ///   `__cudaCDP2Free`; device `malloc`/`free` keep their names.
 /// - Addresses of local variables derive from the frame (`__local_depot`, `%SP`), addresses of
 ///   `__shared__` memory from `.shared` symbols (`cvta.shared`). The checker follows them
-///   through register copies and arithmetic inside a function and flags a launch whose
-///   parameter buffer receives one.
+///   through register copies and arithmetic, and into the parameters of the device functions
+///   a kernel calls, and flags a launch whose parameter buffer receives one.
 ///
 /// What happens in a device function (`.func`) is attributed to every kernel that calls it,
 /// directly or through other device functions.
