@@ -1,8 +1,8 @@
 // Benchmark of chapter 05 (streams and pools): what one device-side launch costs in each kind of
 // stream, what aggregating launches (one per warp, one per block) saves, where the pending launch
-// pool ends, and the chapter's quicksort against std::sort.
+// pool ends, and the chapter's two quicksorts against CUB's radix sort and std::sort.
 //
-// Usage: bench-05-streams-and-pools [--quick] [--seed S]
+// Usage: bench-05-streams-and-pools [--quick] [--sort-only] [--seed S]
 //
 // Prints the device, then one Markdown table per measurement, each followed by footnotes on what
 // was timed and, where an exercise produced data, whether it matched the CPU. Exit status: 0 when
@@ -16,6 +16,8 @@
 #include "cdplab/streams.h"
 
 #include "../probe/launch_kernels.cuh"
+
+#include <cub/device/device_radix_sort.cuh>
 
 #include <signal.h>
 #include <unistd.h>
@@ -39,12 +41,15 @@ using probe::StreamKind;
 const char* const kProgram = "bench-05-streams-and-pools";
 
 const char* const kUsage =
-    "usage: bench-05-streams-and-pools [--quick] [--seed S]\n"
-    "  --quick   a reduced set in a few seconds: fewer runs, 10 000 items for the aggregation,\n"
-    "            N = 2048, 2049, 4096 for the pool, 1 000 000 ints for the sort\n"
-    "  --seed S  seed of the generated items and ints (default 2026)\n"
+    "usage: bench-05-streams-and-pools [--quick] [--sort-only] [--seed S]\n"
+    "  --quick      a reduced set in a few seconds: fewer runs, 10 000 items for the aggregation,\n"
+    "               N = 2048, 2049, 4096 for the pool, 1 and 10 million ints for the sorts (the\n"
+    "               simple quicksort at 1 million only); else 1, 10 and 100 million ints\n"
+    "  --sort-only  only the sorting tables (3)\n"
+    "  --seed S     seed of the generated items and ints (default 2026)\n"
     "Measures launch costs per stream kind, launch aggregation (the exercise's expand_items), the\n"
-    "pending launch pool with held children, and the exercise's quicksort against std::sort.\n";
+    "pending launch pool with held children, and the exercises' quicksorts against CUB's radix sort\n"
+    "and std::sort.\n";
 
 // 1a: tiny children timed with CUDA events.
 constexpr unsigned kChildThreads = 32;  // every child of 1a and 2 is one block of 32 threads
@@ -78,6 +83,7 @@ constexpr unsigned kSortPhaseSeconds = 240;
 struct Options {
   bool help = false;
   bool quick = false;
+  bool sort_only = false;
   std::uint64_t seed = 2026;
 };
 
@@ -89,6 +95,8 @@ Options parse_options(int argc, char** argv) {
       options.help = true;
     } else if (arg == "--quick") {
       options.quick = true;
+    } else if (arg == "--sort-only") {
+      options.sort_only = true;
     } else if (arg == "--seed") {
       if (i + 1 >= argc) throw UsageError("--seed needs a value");
       options.seed = bench::parse_seed(arg, argv[++i]);
@@ -530,7 +538,7 @@ void run_pool_cliff(const Options& options, std::size_t default_pool) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. Quicksort: the exercise against std::sort
+// 3. Sorting ints: the two CDP quicksorts, CUB's radix sort and std::sort, on the same inputs
 
 std::vector<int> random_ints(std::size_t n, std::uint64_t seed) {
   cdplab::Random rng = cdplab::Random(seed).derive(static_cast<std::uint64_t>(n));
@@ -550,52 +558,210 @@ std::string check_sorted(const std::vector<int>& found, const std::vector<int>& 
          std::to_string(*differs.second) + (std::is_sorted(found.begin(), found.end()) ? "" : " (not in order)");
 }
 
-/// Prints table 3; returns false when a sort was wrong.
-bool run_quicksort(const Options& options) {
-  const PhaseDeadline deadline("3 (quicksort)", kSortPhaseSeconds);
-  const std::vector<std::size_t> sizes =
-      options.quick ? std::vector<std::size_t>{1000000} : std::vector<std::size_t>{1000000, 10000000};
-  const int max_runs = options.quick ? 1 : 3;
+/// GPU-timed cells: CUDA events around one call, `prepare()` (untimed) before each; the median of
+/// `runs` timed calls after `warmups` untimed ones.
+template <typename Prepare, typename Run>
+Cell measure_gpu(int warmups, int runs, Prepare&& prepare, Run&& run) {
+  cdplab::GpuTimer timer;
+  bench::Samples times;
+  for (int r = 0; r < warmups + runs; ++r) {
+    prepare();
+    CDPLAB_CHECK(cudaDeviceSynchronize());
+    timer.start();
+    run();
+    timer.stop();
+    const double ms = timer.elapsed_ms();
+    if (r >= warmups) times.add(ms);
+  }
+  return Cell{times.median(), runs};
+}
 
-  std::printf("\n## 3. Quicksort: the exercise against std::sort\n\n");
-  const bench::MarkdownTable table({"N ints", "CDP quicksort ms (1)", "std::sort ms (2)", "std::sort / CDP",
-                                    "grids (3)", "max depth (3)", "CDP ints/s"});
+/// CUB's radix sort of n ints from `in` into `out`, its temporary storage allocated once.
+class CubRadixSort {
+ public:
+  CubRadixSort(const int* in, int* out, std::size_t n) : in_(in), out_(out), n_(n) {
+    CDPLAB_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes_, in_, out_, n_));
+    CDPLAB_CHECK(cudaMalloc(&temp_, temp_bytes_ > 0 ? temp_bytes_ : 1));
+  }
+  ~CubRadixSort() { cudaFree(temp_); }
+  CubRadixSort(const CubRadixSort&) = delete;
+  CubRadixSort& operator=(const CubRadixSort&) = delete;
+
+  void sort() { CDPLAB_CHECK(cub::DeviceRadixSort::SortKeys(temp_, temp_bytes_, in_, out_, n_)); }
+
+ private:
+  const int* in_;
+  int* out_;
+  std::size_t n_;
+  void* temp_ = nullptr;
+  std::size_t temp_bytes_ = 0;
+};
+
+/// A whole CUB sort as a host call like quicksort(): buffers and temporary storage allocated,
+/// upload, sort, download, buffers freed.
+std::vector<int> cub_sort_whole(const std::vector<int>& input) {
+  const cdplab::DeviceArray<int> in(input);
+  cdplab::DeviceArray<int> out(input.size());
+  CubRadixSort cub_sort(in.data(), out.data(), input.size());
+  cub_sort.sort();
+  return out.download();
+}
+
+/// "12.345 ms, 81.0 M/s": a time and the ints per second it makes; "-" when not measured.
+std::string time_rate_text(const Cell& cell, std::size_t n, int max_runs, int& fewer_runs) {
+  if (cell.runs == 0) return "-";
+  std::string text = bench::format_ms(cell.ms) + " ms, " + fixed_text(static_cast<double>(n) / (cell.ms * 1e3), 1) +
+                     " M/s";
+  if (cell.runs < max_runs) {
+    text += " [" + std::to_string(cell.runs) + "]";
+    ++fewer_runs;
+  }
+  return text;
+}
+
+/// Bytes per int the fast CDP quicksort and CUB move through memory at least (see the notes).
+constexpr double kBytesPerIntPass = 8.0;  // one read and one write of a 4-byte int
+constexpr double kCubBytesPerInt = 36.0;  // histograms: one read; four 8-bit passes: a read and a write each
+
+/// What the runs of one N measured.
+struct SortRow {
+  std::size_t n = 0;
+  Cell fast, simple, cub, cub_whole, cpu, copy;
+  st::FastSortStats stats{};
+};
+
+/// Prints tables 3a and 3b; returns false when a sort was wrong.
+bool run_sorts(const Options& options) {
+  const PhaseDeadline deadline("3 (sorting)", kSortPhaseSeconds);
+  const std::vector<std::size_t> sizes = options.quick ? std::vector<std::size_t>{1000000, 10000000}
+                                                       : std::vector<std::size_t>{1000000, 10000000, 100000000};
+  // The simple quicksort takes seconds from 10 million ints on.
+  const std::size_t simple_max = options.quick ? 1000000 : 10000000;
+  const int gpu_runs = options.quick ? kQuickRuns : kFullRuns;
+  const int gpu_warmups = options.quick ? kQuickWarmups : kFullWarmups;
+  const int host_runs = options.quick ? 1 : 3;
+
+  std::printf("\n## 3. Sorting ints: the CDP quicksorts, CUB's radix sort, std::sort\n\n### 3a. Times\n\n");
+  const bench::MarkdownTable table({"N ints", "fast CDP quicksort, GPU (1)", "simple CDP quicksort, call (2)",
+                                    "CUB radix sort, GPU (3)", "CUB radix sort, call (4)", "std::sort, 1 core (5)",
+                                    "fast CDP / CUB (6)", "std::sort / fast CDP (7)"});
   table.print_header();
   std::vector<std::string> problems;
+  std::vector<SortRow> rows;
   int fewer_runs = 0;
   for (const std::size_t n : sizes) {
+    SortRow row;
+    row.n = n;
     const std::vector<int> input = random_ints(n, options.seed);
-
-    st::SortRun last;
-    const Cell cdp = measure_host(max_runs, true, nothing_to_prepare, [&] { last = st::quicksort(input); });
-
     std::vector<int> expected;
-    const Cell cpu = measure_host(
-        max_runs, false, [&] { expected = input; }, [&] { std::sort(expected.begin(), expected.end()); });
-    const std::string problem = check_sorted(last.sorted, expected);
-    if (!problem.empty()) problems.push_back("N = " + count_text(n) + ": " + problem);
+    row.cpu = measure_host(
+        host_runs, false, [&] { expected = input; }, [&] { std::sort(expected.begin(), expected.end()); });
+    const auto check = [&](const char* sorter, const std::vector<int>& found) {
+      const std::string problem = check_sorted(found, expected);
+      if (!problem.empty()) problems.push_back(std::string(sorter) + ", N = " + count_text(n) + ": " + problem);
+    };
 
-    table.print_row({count_text(n), cell_text(cdp, max_runs, fewer_runs), cell_text(cpu, max_runs, fewer_runs),
-                     cdp.ms > 0.0 ? fixed_text(cpu.ms / cdp.ms, 1) + "x" : "-", count_text(last.grids),
-                     std::to_string(last.max_depth), per_second_text(static_cast<double>(n), cdp.ms)});
+    cdplab::DeviceArray<int> data(n);
+    {
+      st::FastSortWorkspace workspace(n);
+      row.fast = measure_gpu(
+          gpu_warmups, gpu_runs, [&] { data.upload(input); },
+          [&] { st::fast_quicksort_device(data.data(), n, workspace); });
+      row.stats = workspace.last_stats();
+      check("fast CDP quicksort", data.download());
+    }
+    {
+      cdplab::DeviceArray<int> sorted(n);
+      CubRadixSort cub_sort(data.data(), sorted.data(), n);
+      data.upload(input);
+      row.cub = measure_gpu(gpu_warmups, gpu_runs, nothing_to_prepare, [&] { cub_sort.sort(); });
+      check("CUB radix sort", sorted.download());
+      // The copy bandwidth the sorts are measured against: one read and one write of every int.
+      row.copy = measure_gpu(gpu_warmups, gpu_runs, nothing_to_prepare, [&] {
+        CDPLAB_CHECK(cudaMemcpyAsync(sorted.data(), data.data(), n * sizeof(int), cudaMemcpyDeviceToDevice));
+      });
+    }
+    data = cdplab::DeviceArray<int>();  // free before the whole-call sorts allocate their own
+    std::vector<int> cub_found;
+    row.cub_whole = measure_host(host_runs, true, nothing_to_prepare, [&] { cub_found = cub_sort_whole(input); });
+    check("CUB radix sort (whole call)", cub_found);
+    if (n <= simple_max) {
+      st::SortRun simple;
+      row.simple = measure_host(host_runs, true, nothing_to_prepare, [&] { simple = st::quicksort(input); });
+      check("simple CDP quicksort", simple.sorted);
+    }
+
+    table.print_row({count_text(n), time_rate_text(row.fast, n, gpu_runs, fewer_runs),
+                     time_rate_text(row.simple, n, host_runs, fewer_runs),
+                     time_rate_text(row.cub, n, gpu_runs, fewer_runs),
+                     time_rate_text(row.cub_whole, n, host_runs, fewer_runs),
+                     time_rate_text(row.cpu, n, host_runs, fewer_runs),
+                     fixed_text(row.fast.ms / row.cub.ms, 1) + "x", fixed_text(row.cpu.ms / row.fast.ms, 1) + "x"});
+    rows.push_back(row);
   }
 
   std::printf(
-      "\nInts: uniform over the whole int range (seed %llu). Host clock (std::chrono::steady_clock) around\n"
-      "whole calls; %s%s.\n"
-      "(1) quicksort(), the exercise of this build, after one warm-up call: the CDP time includes the\n"
-      "    copies (upload of the ints, download of the sorted ints) and the GPU buffers' allocation.\n"
-      "(2) std::sort on one CPU thread, on a fresh copy of the input each run (the copy not timed); no warm-up.\n"
-      "(3) as the exercise reported them for its last run: grids the sort ran (the first included) and the\n"
-      "    deepest recursion level (the first grid is level 0; the limit is %d).\n",
-      static_cast<unsigned long long>(options.seed), options.quick ? "1 timed run" : "median of 3 timed runs",
-      fewer_runs > 0 ? "; [k]: only k runs, one run took long" : "", st::kQuicksortMaxDepth);
+      "\nInts: uniform over the whole int range (seed %llu); every sorter sorts the same ints. Cells: the median\n"
+      "time and N divided by it, in millions of ints per second.\n"
+      "(1) fast_quicksort_device (exercise fast-quicksort of this build) on ints already in GPU memory, its\n"
+      "    workspace allocated beforehand: CUDA events around the call, which returns once the device is\n"
+      "    synchronised (the host launch, every device-side launch and grid, the pool check). The ints are\n"
+      "    uploaded again, untimed, before each run. Median of %d runs after %d warm-up run(s).\n"
+      "(2) quicksort() (exercise quicksort of this build), host clock around whole calls: GPU buffers allocated,\n"
+      "    upload, sort, download. After one warm-up call; \"-\": not run at this N (it takes seconds).\n"
+      "(3) cub::DeviceRadixSort::SortKeys from one GPU buffer into another, temporary storage allocated\n"
+      "    beforehand: CUDA events around the call. Median of %d runs after %d warm-up run(s).\n"
+      "(4) CUB as a whole host call, like (2): buffers and temporary storage allocated, upload, sort,\n"
+      "    download, buffers freed. After one warm-up call.\n"
+      "(5) std::sort on one CPU thread, on a fresh copy of the input each run (the copy not timed).\n"
+      "(6) (1) divided by (3): how many times longer the fast CDP quicksort takes than CUB's radix sort.\n"
+      "(7) (5) divided by (1).\n"
+      "Host-clock cells: %s%s.\n",
+      static_cast<unsigned long long>(options.seed), gpu_runs, gpu_warmups, gpu_runs, gpu_warmups,
+      host_runs == 1 ? "1 timed run" : "median of 3 timed runs",
+      fewer_runs > 0 ? "; [k]: only k runs, one run took long" : "");
   if (problems.empty()) {
-    std::printf("- check of each last CDP output against std::sort's (every int): ok\n");
+    std::printf("- check of every sorter's last output against std::sort's (every int): ok\n");
   } else {
-    std::printf("- check of each last CDP output against std::sort's: %zu MISMATCH(ES)\n", problems.size());
+    std::printf("- check of the outputs against std::sort's: %zu MISMATCH(ES)\n", problems.size());
     for (const auto& problem : problems) std::printf("  - %s\n", problem.c_str());
   }
+
+  std::printf("\n### 3b. The fast CDP quicksort's grids, and the memory bound\n\n");
+  const bench::MarkdownTable bound({"N ints", "partitions (8)", "block sorts (8)", "deepest level (8)",
+                                    "passes over the ints (9)", "copy GB/s (10)", "fast CDP at copy speed (11)",
+                                    "fast CDP / that", "CUB at copy speed (12)", "CUB / that"});
+  bound.print_header();
+  for (const SortRow& row : rows) {
+    const double n = static_cast<double>(row.n);
+    const double copy_bytes_per_ms = kBytesPerIntPass * n / row.copy.ms;
+    const double passes = static_cast<double>(row.stats.memory_values) / (2.0 * n);
+    const double fast_bound_ms = passes * kBytesPerIntPass * n / copy_bytes_per_ms;
+    const double cub_bound_ms = kCubBytesPerInt * n / copy_bytes_per_ms;
+    std::string block_sorts = count_text(row.stats.block_sorts);
+    if (row.stats.fallbacks > 0) block_sorts += " (" + count_text(row.stats.fallbacks) + " long)";
+    bound.print_row({count_text(row.n), count_text(row.stats.partitions), block_sorts,
+                     std::to_string(row.stats.max_depth), fixed_text(passes, 1),
+                     fixed_text(copy_bytes_per_ms * 1e-6, 0), bench::format_ms(fast_bound_ms),
+                     fixed_text(row.fast.ms / fast_bound_ms, 1) + "x", bench::format_ms(cub_bound_ms),
+                     fixed_text(row.cub.ms / cub_bound_ms, 1) + "x"});
+  }
+  std::printf(
+      "\n(8) as the fast sort's grids recorded them in its last run: partition grids, ranges sorted by one block\n"
+      "    (\"long\": longer than kFastSortBlockMax = %u, sorted at the depth limit kFastSortMaxDepth = %d), and\n"
+      "    the deepest level (the whole array is level 0).\n"
+      "(9) passes over memory, as the grids counted the values they read and wrote (a partition reads its\n"
+      "    range and writes the values not equal to the pivot, counted as all; a block sort reads and writes\n"
+      "    its range once per radix pass, plus one read per pass for the digit counts), divided by 2 N.\n"
+      "(10) cudaMemcpyAsync of the N ints from one GPU buffer to another (a read and a write of each int),\n"
+      "    CUDA events, median of %d runs: the bandwidth a pass can reach on this GPU.\n"
+      "(11) (9) x 8 bytes per int x N at (10): the time the fast sort's memory traffic takes at copy speed.\n"
+      "    \"/ that\": (1) divided by it; the rest is launch latency, the partition levels' dependence, the\n"
+      "    block sorts' work in shared memory and their tail.\n"
+      "(12) the same for CUB's radix sort, taken as %.0f bytes per int (one read for the digit histograms, then\n"
+      "    a read and a write in each of four 8-bit passes).\n"
+      "- Any sort must read and write every int at least once: 8 bytes per int, (10) is that floor.\n",
+      st::kFastSortBlockMax, st::kFastSortMaxDepth, gpu_runs, kCubBytesPerInt);
   return problems.empty();
 }
 
@@ -609,6 +775,13 @@ int run(const Options& options) {
   std::printf("%s run, seed %llu. Pending launch pool (cudaLimitDevRuntimePendingLaunchCount) at the start: %s.\n",
               options.quick ? "Quick (--quick)" : "Full", static_cast<unsigned long long>(options.seed),
               count_text(default_pool).c_str());
+
+  if (options.sort_only) {
+    const bool sorted_ok = run_sorts(options);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::printf("\nTotal run time %.1f s.%s\n", seconds, sorted_ok ? "" : " Some outputs were WRONG (see above).");
+    return sorted_ok ? 0 : 1;
+  }
 
   bool all_ok = run_launch_costs(options);
 
@@ -625,7 +798,7 @@ int run(const Options& options) {
 
   const std::size_t pool_3 = set_pool_limit(work_pool);
   std::printf("\nThe pending launch pool is %s again for 3.\n", count_text(pool_3).c_str());
-  all_ok = run_quicksort(options) && all_ok;
+  all_ok = run_sorts(options) && all_ok;
 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::printf("\nTotal run time %.1f s.%s\n", seconds,

@@ -10,6 +10,8 @@
 namespace cdplab::oracle::streams {
 
 using cdplab::streams::kBlockSortSize;
+using cdplab::streams::kFastSortBlockMax;
+using cdplab::streams::kFastSortMaxDepth;
 using cdplab::streams::kMaxOutputsPerItem;
 using cdplab::streams::kQuicksortMaxDepth;
 
@@ -211,11 +213,13 @@ Verdict judge_sort_run(const std::vector<int>& input, const SortRun& run) {
   }
   if (n == 0) return pass();  // nothing to sort: no grid has to run
   const std::size_t most = max_sort_grids(n);
-  const auto least = 1 + 2 * static_cast<std::size_t>(run.max_depth);
+  // Only the grids on the path down to the deepest one are certain: a sort may launch no child
+  // for a part too short to need one (a single value, say), so an ancestor may have one child.
+  const auto least = 1 + static_cast<std::size_t>(run.max_depth);
   if (run.grids < least) {
-    out << run.grids << " grids counted, but a grid ran at depth " << run.max_depth << ": it has " << run.max_depth
-        << " ancestors, each of which launched two children, so at least " << least
-        << " grids ran. Each child is launched with depth + 1";
+    out << run.grids << " grids counted, but a grid ran at depth " << run.max_depth << ": it and its " << run.max_depth
+        << " ancestors make at least " << least << " grids. Each grid counts itself once, and each child is "
+        << "launched with depth + 1";
     return fail(out.str());
   }
   if (run.grids > most) {
@@ -224,10 +228,69 @@ Verdict judge_sort_run(const std::vector<int>& input, const SortRun& run) {
         << most << ". A range of at most " << kBlockSortSize << " values is sorted by its block, without children";
     return fail(out.str());
   }
-  if (n > kBlockSortSize && (run.grids < 3 || run.max_depth < 1)) {
+  if (n > kBlockSortSize && (run.grids < 2 || run.max_depth < 1)) {
     out << n << " values, more than kBlockSortSize = " << kBlockSortSize << ", yet " << run.grids
         << " grid(s) ran and the deepest level is " << run.max_depth
         << ": the first grid must partition the range and launch both parts as children, one level deeper";
+    return fail(out.str());
+  }
+  return pass();
+}
+
+// ----- fast quicksort -------------------------------------------------------------------
+
+std::size_t max_fast_sort_partitions(std::size_t n) {
+  const std::size_t per_level_limit = n / (std::size_t{kFastSortBlockMax} + 1);
+  std::size_t partitions = 0;
+  std::size_t per_level = 1;
+  for (int depth = 0; depth < kFastSortMaxDepth; ++depth, per_level *= 2) {
+    partitions += std::min(per_level, per_level_limit);
+  }
+  return partitions;
+}
+
+Verdict judge_fast_sort_run(const std::vector<int>& input, const FastSortRun& run) {
+  if (Verdict values = judge_sorted(input, run.sorted); !values.ok) return values;
+  const std::size_t n = input.size();
+  const auto& stats = run.stats;
+  std::ostringstream out;
+  if (stats.max_depth < 0 || stats.max_depth > kFastSortMaxDepth) {
+    out << "a grid ran at level " << stats.max_depth << "; the levels go from 0 (the whole array) to "
+        << "kFastSortMaxDepth = " << kFastSortMaxDepth << ", where a range is sorted by one block however long, "
+        << "and each half is one level deeper than its range (depth + 1)";
+    return fail(out.str());
+  }
+  if (n > kFastSortBlockMax && stats.partitions == 0) {
+    out << n << " values, more than kFastSortBlockMax = " << kFastSortBlockMax << ", yet no partition grid ran: "
+        << "a range that long is partitioned by a grid sized to it (above the depth limit)";
+    return fail(out.str());
+  }
+  const std::size_t most = max_fast_sort_partitions(n);
+  if (stats.partitions > most) {
+    out << stats.partitions << " partition grids ran for " << n << " values; a sort that partitions only ranges of "
+        << "more than kFastSortBlockMax = " << kFastSortBlockMax << " values, above level " << kFastSortMaxDepth
+        << ", runs at most " << most << ". A range of at most kFastSortBlockMax values is sorted by one block";
+    return fail(out.str());
+  }
+  // The values are right, so run.sorted is the input sorted: count its different values.
+  std::size_t distinct = n == 0 ? 0 : 1;
+  for (std::size_t i = 1; i < n; ++i) distinct += run.sorted[i] != run.sorted[i - 1] ? 1 : 0;
+  if (stats.partitions > distinct) {
+    out << stats.partitions << " partition grids ran, but the input holds only " << distinct
+        << " different values. A three-way partition puts every value equal to the pivot in the middle, where it "
+        << "is final: the halves hold only values below and above it, so no value is the pivot twice. Start "
+        << "only the values below the pivot and those above it, not the values equal to it";
+    return fail(out.str());
+  }
+  if (stats.fallbacks > stats.block_sorts) {
+    out << stats.fallbacks << " long block sorts counted among " << stats.block_sorts
+        << " block sorts: the grids' records are inconsistent";
+    return fail(out.str());
+  }
+  if (stats.fallbacks > 0 && stats.max_depth < kFastSortMaxDepth) {
+    out << stats.fallbacks << " range(s) longer than kFastSortBlockMax = " << kFastSortBlockMax
+        << " were sorted by one block, but no grid reached level kFastSortMaxDepth = " << kFastSortMaxDepth
+        << ": above the depth limit a range that long is partitioned";
     return fail(out.str());
   }
   return pass();

@@ -1,7 +1,7 @@
 /// @file 05-streams-and-pools.h
 /// @brief CPU oracles of chapter 05: seeded inputs, reference results, and judges whose
-///        messages say what was expected and what was found, for the quicksort (exercise c) and
-///        launch aggregation (exercise d) exercises.
+///        messages say what was expected and what was found, for the quicksort (exercise c), fast
+///        quicksort and launch aggregation (exercise d) exercises.
 #pragma once
 
 #include "compare.h"
@@ -15,6 +15,7 @@
 namespace cdplab::oracle::streams {
 
 using cdplab::streams::Aggregation;
+using cdplab::streams::FastSortRun;
 using cdplab::streams::SortRun;
 
 // ----- quicksort: inputs ----------------------------------------------------------------
@@ -61,6 +62,22 @@ Verdict judge_sorted(const std::vector<int>& input, const std::vector<int>& foun
 /// launched two children); and, when n > kBlockSortSize, at least one partition (3 grids,
 /// depth 1 or more).
 Verdict judge_sort_run(const std::vector<int>& input, const SortRun& run);
+
+// ----- fast quicksort -------------------------------------------------------------------
+
+/// The most ranges a fast sort of `n` values can partition, for any solution that keeps the
+/// contract of fast_quicksort_device: only a range of more than kFastSortBlockMax values above
+/// level kFastSortMaxDepth is partitioned. At level d there are at most 2^d such ranges, and at
+/// most n / (kFastSortBlockMax + 1), because the ranges of one level do not overlap.
+std::size_t max_fast_sort_partitions(std::size_t n);
+
+/// Judges a fast sort: the values (judge_sorted); the deepest level within [0,
+/// kFastSortMaxDepth]; the partitions at least 1 when n > kFastSortBlockMax, at most
+/// max_fast_sort_partitions(n), and at most the number of different values of the input (a
+/// three-way partition around a value of the range takes every copy of that value out of the
+/// recursion, so a value is the pivot of at most one partition); block sorts of ranges longer
+/// than kFastSortBlockMax only at the depth limit.
+Verdict judge_fast_sort_run(const std::vector<int>& input, const FastSortRun& run);
 
 // ----- aggregation ----------------------------------------------------------------------
 

@@ -102,6 +102,10 @@ TEST_CASE("oracle streams accepts a correct sort") {
   edge.max_depth = kQuicksortMaxDepth;
   edge.grids = 1 + 2 * kQuicksortMaxDepth;
   expect_pass(oracle::judge_sort_run(input, edge));
+  // A sort that launches no child for a part of one value (as the CUDA samples' simple CDP
+  // quicksort does): the path down to the deepest grid may be all it ran.
+  edge.grids = 1 + kQuicksortMaxDepth;
+  expect_pass(oracle::judge_sort_run(input, edge));
   // A short input is one grid at depth 0; an empty one may run no grid.
   const std::vector<int> short_input(sample_input(300));
   expect_pass(oracle::judge_sort_run(short_input, good_run(short_input)));
@@ -155,15 +159,19 @@ TEST_CASE("oracle streams rejects depths and grid counts no correct sort records
 
   SortRun few = good_run(input);
   few.max_depth = 5;
-  few.grids = 9;  // depth 5 needs at least 11
-  expect_failure(oracle::judge_sort_run(input, few), {"9 grids counted", "depth 5", "at least 11"});
+  few.grids = 5;  // depth 5 needs at least 6: the grid and its ancestors
+  expect_failure(oracle::judge_sort_run(input, few), {"5 grids counted", "depth 5", "at least 6"});
 
   SortRun many = good_run(input);
   many.grids = static_cast<unsigned>(oracle::max_sort_grids(input.size()) + 1);
   expect_failure(oracle::judge_sort_run(input, many),
                  {std::to_string(many.grids) + " grids ran for 20000 values", "sorted by its block"});
 
-  SortRun flat = good_run(input);  // sorted by the first grid alone: no recursion
+  SortRun one_child = good_run(input);  // a first grid with a single child at depth 1 would be fine...
+  one_child.max_depth = 1;
+  one_child.grids = 2;
+  expect_pass(oracle::judge_sort_run(input, one_child));
+  SortRun flat = good_run(input);  // ...but sorted by the first grid alone: no recursion
   flat.max_depth = 0;
   flat.grids = 1;
   expect_failure(oracle::judge_sort_run(input, flat), {"more than kBlockSortSize", "launch both parts"});
@@ -179,6 +187,76 @@ TEST_CASE("oracle streams rejects depths and grid counts no correct sort records
   SortRun both = deep;
   both.sorted[0] = both.sorted[1] + 1;
   expect_failure(oracle::judge_sort_run(input, both), {"sorted[0]"});
+}
+
+// ----- fast quicksort --------------------------------------------------------------------
+
+namespace {
+
+/// A fast sort run that a correct sort of `input` could have recorded.
+cdplab::streams::FastSortRun good_fast_run(const std::vector<int>& input) {
+  cdplab::streams::FastSortRun run;
+  run.sorted = input;
+  std::sort(run.sorted.begin(), run.sorted.end());
+  const bool partitioned = input.size() > cdplab::streams::kFastSortBlockMax;
+  run.stats.partitions = partitioned ? 3 : 0;
+  run.stats.block_sorts = partitioned ? 4 : 1;
+  run.stats.max_depth = partitioned ? 2 : 0;
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("oracle streams bounds the partitions of a fast sort") {
+  using cdplab::streams::kFastSortBlockMax;
+  using cdplab::streams::kFastSortMaxDepth;
+  CHECK(oracle::max_fast_sort_partitions(0) == 0);
+  CHECK(oracle::max_fast_sort_partitions(kFastSortBlockMax) == 0);
+  CHECK(oracle::max_fast_sort_partitions(kFastSortBlockMax + 1) == static_cast<std::size_t>(kFastSortMaxDepth));
+  // Enough values for every level to be full: 2^0 + ... + 2^(depth - 1).
+  const std::size_t full = (std::size_t{kFastSortBlockMax} + 1) << kFastSortMaxDepth;
+  CHECK(oracle::max_fast_sort_partitions(full) == (std::size_t{1} << kFastSortMaxDepth) - 1);
+}
+
+TEST_CASE("oracle streams judges fast sort runs") {
+  using cdplab::streams::kFastSortBlockMax;
+  using cdplab::streams::kFastSortMaxDepth;
+  const auto input = sample_input(3 * kFastSortBlockMax);
+  expect_pass(oracle::judge_fast_sort_run(input, good_fast_run(input)));
+  expect_pass(oracle::judge_fast_sort_run({}, cdplab::streams::FastSortRun{}));
+  const auto short_input = sample_input(1000);
+  expect_pass(oracle::judge_fast_sort_run(short_input, good_fast_run(short_input)));
+
+  auto wrong = good_fast_run(input);
+  std::swap(wrong.sorted[10], wrong.sorted[11]);
+  expect_failure(oracle::judge_fast_sort_run(input, wrong), {"sorted[10]"});
+
+  auto deep = good_fast_run(input);
+  deep.stats.max_depth = kFastSortMaxDepth + 1;
+  expect_failure(oracle::judge_fast_sort_run(input, deep), {"level " + std::to_string(kFastSortMaxDepth + 1)});
+
+  auto unpartitioned = good_fast_run(input);
+  unpartitioned.stats.partitions = 0;
+  expect_failure(oracle::judge_fast_sort_run(input, unpartitioned), {"no partition grid ran"});
+
+  auto split_short = good_fast_run(short_input);
+  split_short.stats.partitions = 1;
+  expect_failure(oracle::judge_fast_sort_run(short_input, split_short), {"1 partition grids ran for 1000 values"});
+
+  // Eight different values allow at most eight partitions (three ways, each value is a pivot once).
+  std::vector<int> few_values(3 * kFastSortBlockMax);
+  for (std::size_t i = 0; i < few_values.size(); ++i) few_values[i] = static_cast<int>(i % 8);
+  auto two_way = good_fast_run(few_values);
+  two_way.stats.partitions = 9;
+  expect_failure(oracle::judge_fast_sort_run(few_values, two_way), {"only 8 different values", "three-way"});
+  two_way.stats.partitions = 8;
+  expect_pass(oracle::judge_fast_sort_run(few_values, two_way));
+
+  auto early_long = good_fast_run(input);
+  early_long.stats.fallbacks = 1;
+  expect_failure(oracle::judge_fast_sort_run(input, early_long), {"no grid reached level kFastSortMaxDepth"});
+  early_long.stats.max_depth = kFastSortMaxDepth;
+  expect_pass(oracle::judge_fast_sort_run(input, early_long));
 }
 
 // ----- aggregation -----------------------------------------------------------------------

@@ -1,5 +1,5 @@
 /// @file streams.h
-/// @brief Chapter 05 (streams and pools): the entry points of the four programming exercises,
+/// @brief Chapter 05 (streams and pools): the entry points of the five programming exercises,
 ///        and the grader-side kernels two of them launch.
 ///
 /// A block's launches into the NULL stream run one after the other; named non-blocking streams
@@ -8,6 +8,7 @@
 /// pool full fails with cudaErrorLaunchPendingCountExceeded (69) instead of slowing down.
 #pragma once
 
+#include "cdplab/device_array.h"
 #include "cdplab/timeline.h"
 
 #include <cuda_runtime.h>
@@ -68,6 +69,60 @@ struct SortRun {
 /// stream; ranges of at most kBlockSortSize elements, and every range at depth
 /// kQuicksortMaxDepth, are sorted by one block instead.
 SortRun quicksort(const std::vector<int>& data);
+
+/// Exercise fast-quicksort (fast_quicksort.cu): ranges of at most this many values are sorted by
+/// one block, without a further partition. Chosen by measurement on an H100: from 8192 to 32768
+/// the sort of 10 million ints took 2.7 ms down to 1.6 ms, each partition level saved being
+/// launches saved; beyond it 1 million ints get too few ranges to fill the GPU.
+constexpr unsigned kFastSortBlockMax = 32768;
+/// Exercise fast-quicksort: the deepest partition level (the whole array is level 0). A range
+/// still longer than kFastSortBlockMax at this level is sorted by one block however long it is.
+/// 2^10 ranges give each of an H100's 132 SMs several to sort; deeper levels cost more in
+/// launches than they save (measured: 16.6 ms instead of 10.5 ms for 100 million ints at 12).
+constexpr int kFastSortMaxDepth = 10;
+/// Exercise fast-quicksort: the longest input it sorts (indices and counts are 32-bit unsigned).
+constexpr std::size_t kFastSortMaxValues = std::size_t{1} << 31;
+
+/// What the grids of one fast sort recorded (in global memory; read with last_stats()).
+struct FastSortStats {
+  unsigned partitions;   ///< partition grids that ran: one per range partitioned
+  unsigned block_sorts;  ///< ranges sorted by one block
+  unsigned fallbacks;    ///< of those, ranges longer than kFastSortBlockMax (the depth limit's)
+  int max_depth;         ///< the deepest level a partition grid or block sort ran at
+  unsigned long long memory_values;  ///< values the grids read and wrote in global memory, added up
+};
+
+/// The device memory a fast sort needs besides the data, allocated once and reused by every sort
+/// of at most `capacity` values, so that allocation stays out of the sort's time.
+struct FastSortWorkspace {
+  /// Allocates for sorts of up to `capacity` values (about 4 bytes per value).
+  explicit FastSortWorkspace(std::size_t capacity);
+
+  std::size_t capacity = 0;             ///< the most values one sort may hold
+  DeviceArray<int> scratch;             ///< `capacity` values: the other side of every partition
+  DeviceArray<unsigned long long> counts;  ///< one slot per partition in flight: its two counts
+  DeviceArray<FastSortStats> stats;     ///< what the last sort recorded
+
+  /// Downloads what the last sort recorded.
+  FastSortStats last_stats() const { return stats.download().front(); }
+};
+
+/// Exercise fast-quicksort, the device-resident entry point: sorts data[0 .. n) (global memory)
+/// ascending in place and returns once the device is synchronised; n <= workspace.capacity. A
+/// range is partitioned by a grid sized to it, three ways (below, equal to, above the pivot),
+/// into the workspace's scratch and back; a kernel tail-launched by the partition grid launches
+/// the two halves, each into a stream of its own, without a round trip to the host. Throws
+/// DeviceLaunchError when a device-side launch failed.
+void fast_quicksort_device(int* data, std::size_t n, FastSortWorkspace& workspace);
+
+/// What one host-side fast sort returns.
+struct FastSortRun {
+  std::vector<int> sorted;  ///< the data, sorted ascending
+  FastSortStats stats{};    ///< what the grids recorded
+};
+
+/// Exercise fast-quicksort, for host data: uploads, sorts with fast_quicksort_device, downloads.
+FastSortRun fast_quicksort(const std::vector<int>& data);
 
 /// Exercise d (aggregation.cu): who launches the child grids that expand the items.
 enum class Aggregation : int {
