@@ -42,19 +42,30 @@ if(NOT COMMAND doctest_discover_tests)
   endif()
 endif()
 
-# cdplab_discover_tests(<target> [PREFIX p] [LABELS l...] [PROPERTIES k v...]):
-# every TEST_CASE of a doctest executable becomes one CTest test, run in its own process.
+# cdplab_discover_tests(<target> [PREFIX p] [LABELS l...] [SERIAL_PATTERN regex] [PROPERTIES k v...]):
+# every TEST_CASE of a doctest executable becomes one CTest test, run in its own process; those
+# whose names match SERIAL_PATTERN never run beside other tests (RUN_SERIAL).
 # Labels are set by an include file of our own that CTest reads after the discovered tests:
 # doctest's PROPERTIES pass through a generated script that flattens a list value.
 function(cdplab_discover_tests target)
-  cmake_parse_arguments(ARG "" "PREFIX" "LABELS;PROPERTIES" ${ARGN})
+  cmake_parse_arguments(ARG "" "PREFIX;SERIAL_PATTERN" "LABELS;PROPERTIES" ${ARGN})
   doctest_discover_tests(${target} TEST_PREFIX "${ARG_PREFIX}" TEST_LIST ${target}_TESTS
                          PROPERTIES ${ARG_PROPERTIES})
   if(ARG_LABELS)
     set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_labels.cmake")
+    set(serial "")
+    if(ARG_SERIAL_PATTERN)  # the tests whose names match run alone (RUN_SERIAL)
+      string(CONCAT serial
+        "  set(serial_tests \${${target}_TESTS})\n"
+        "  list(FILTER serial_tests INCLUDE REGEX \"${ARG_SERIAL_PATTERN}\")\n"
+        "  if(serial_tests)\n"
+        "    set_tests_properties(\${serial_tests} PROPERTIES RUN_SERIAL TRUE)\n"
+        "  endif()\n")
+    endif()
     file(WRITE "${labels_file}"
       "if(${target}_TESTS)\n"
       "  set_tests_properties(\${${target}_TESTS} PROPERTIES LABELS \"${ARG_LABELS}\")\n"
+      "${serial}"
       "endif()\n")
     set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
   endif()

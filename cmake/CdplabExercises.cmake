@@ -79,8 +79,15 @@ function(cdplab_add_chapter chapter)
     # One CTest test per check ("01-fundamentals/child_grids/<check>"): a crash or a hang in
     # one check cannot spoil the others; CTest's timeout backs up the suite's own watchdog.
     math(EXPR ctest_timeout "${CDPLAB_CHECK_TIMEOUT} + 15")
+    # Checks that time the GPU run alone (RUN_SERIAL) when the grader runs checks side by side:
+    # every check of a suite marked CDPLAB_SUITE_RUNS_ALONE, and each speed check ("speed ...").
+    file(STRINGS "${suite_source}" runs_alone REGEX "^CDPLAB_SUITE_RUNS_ALONE")
+    set(serial_pattern "^${test_name}/speed")
+    if(runs_alone)
+      set(serial_pattern "^${test_name}/")
+    endif()
     cdplab_discover_tests(${suite_target} PREFIX "${test_name}/"
-      LABELS gpu ${chapter} ${test_name}
+      LABELS gpu ${chapter} ${test_name} SERIAL_PATTERN "${serial_pattern}"
       PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout})
     cdplab_index_add("${chapter}" "${stem}" "${suite_target}" "$<TARGET_FILE:${suite_target}>"
                      "${exercise_source}" "${ptx_target}" "$<TARGET_OBJECTS:${ptx_target}>"

@@ -20,6 +20,7 @@
 #include <functional>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 namespace cdplab::cli {
 namespace {
@@ -65,6 +66,8 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
   grading::GradeOptions options;
   options.seed = args.seed.value_or(default_seed);
   options.check_seconds = build_config::kCheckSeconds;
+  // Checks side by side: process start-up and CUDA context creation dominate most of them.
+  options.check_jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   if (args.sanitize) options.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
   if (!args.quiet) options.progress = print_progress;
   return options;

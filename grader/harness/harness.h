@@ -17,6 +17,11 @@
 /// A graded check that needs a GPU. Use like TEST_CASE: GPU_CHECK("name") { ... }
 #define GPU_CHECK(name) TEST_CASE(name * doctest::test_suite("gpu"))
 
+/// Marks a suite whose checks time the GPU (timelines, children that wait for each other a
+/// bounded time): the build has them run with the GPU to themselves, never beside other checks.
+/// Write it once at namespace scope. Speed checks (speed.h) are marked so on their own.
+#define CDPLAB_SUITE_RUNS_ALONE static_assert(true, "checks of this suite run alone")
+
 namespace cdplab::harness {
 
 /// The seed practice runs use when CDPLAB_SEED is not set.

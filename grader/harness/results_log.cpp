@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -278,9 +279,17 @@ void ResultsLog::open(const std::string& suite, std::uint64_t seed, const std::s
     const double value = std::atof(limit);
     if (value > 0) s.limit_seconds = value;
   }
-  if (const char* path = std::getenv("CDPLAB_RESULTS_FILE"); path != nullptr && *path != '\0') {
-    s.fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (s.fd < 0) std::fprintf(stderr, "cdplab: cannot write results to %s: %s\n", path, std::strerror(errno));
+  if (const char* value = std::getenv("CDPLAB_RESULTS_FILE"); value != nullptr && *value != '\0') {
+    // One file per suite when several suites run at once: "{suite}" stands for this suite's
+    // name with its slashes written as dots ("01-fundamentals.child_grids").
+    std::string path = value;
+    if (const auto at = path.find("{suite}"); at != std::string::npos) {
+      std::string name = suite;
+      std::replace(name.begin(), name.end(), '/', '.');
+      path.replace(at, 7, name);
+    }
+    s.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (s.fd < 0) std::fprintf(stderr, "cdplab: cannot write results to %s: %s\n", path.c_str(), std::strerror(errno));
   }
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, on_crash);
 }

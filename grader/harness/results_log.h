@@ -1,7 +1,8 @@
 /// @file results_log.h
 /// @brief The machine-readable record of a suite run, read by the cdplab command line.
 ///
-/// When CDPLAB_RESULTS_FILE names a file, every event is appended to it as one JSON object per
+/// When CDPLAB_RESULTS_FILE names a file (where "{suite}" stands for the suite's name, its slashes
+/// written as dots), every event is appended to it as one JSON object per
 /// line, written with a single write(2) so that concurrent check processes never interleave
 /// and a crash loses nothing already written:
 ///   {"event":"start","suite":S,"check":C,"seed":N,"device":D}

@@ -80,10 +80,12 @@ process::Result BuildTree::build(const std::vector<std::string>& targets, double
   return process::run(argv, options);
 }
 
-process::Result BuildTree::test(const std::string& label, const std::map<std::string, std::string>& env,
-                                double timeout_seconds) const {
-  const std::vector<std::string> argv = {tools_.ctest, "--test-dir", dir_.string(), "-L",
-                                         "^" + regex_escape(label) + "$", "--output-on-failure"};
+process::Result BuildTree::test(const std::vector<std::string>& labels, const std::map<std::string, std::string>& env,
+                                double timeout_seconds, int jobs) const {
+  std::string any;
+  for (const auto& label : labels) any += (any.empty() ? "" : "|") + regex_escape(label);
+  const std::vector<std::string> argv = {tools_.ctest, "--test-dir", dir_.string(), "-L", "^(" + any + ")$",
+                                         "-j", std::to_string(jobs < 1 ? 1 : jobs), "--output-on-failure"};
   process::Options options;
   options.env = env;
   options.timeout_seconds = timeout_seconds;

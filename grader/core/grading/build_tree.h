@@ -58,9 +58,10 @@ class BuildTree {
   /// Builds one or more targets; with `keep_going`, a target that fails does not stop the others.
   process::Result build(const std::vector<std::string>& targets, double timeout_seconds = 0,
                         bool keep_going = false) const;
-  /// Runs the CTest tests carrying `label` exactly, with extra environment variables.
-  process::Result test(const std::string& label, const std::map<std::string, std::string>& env,
-                       double timeout_seconds) const;
+  /// Runs the CTest tests carrying any of `labels` exactly, `jobs` at a time, with extra
+  /// environment variables.
+  process::Result test(const std::vector<std::string>& labels, const std::map<std::string, std::string>& env,
+                       double timeout_seconds, int jobs = 1) const;
 
  private:
   std::filesystem::path root_;

@@ -74,6 +74,7 @@ std::string last_lines(const std::string& text, int count) {
 fs::path results_file_for(const manifest::Exercise& exercise, const BuildTree& tree) {
   const fs::path dir = tree.dir() / "cdplab-results";
   fs::create_directories(dir);
+  // The harness writes "{suite}.jsonl" with its suite, "<chapter>/<stem>", spelt with a dot.
   const fs::path file = dir / (exercise.chapter + "." + exercise.stem + ".jsonl");
   fs::remove(file);
   return file;
@@ -211,13 +212,28 @@ std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vec
   return items;
 }
 
-ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
-                              DeviceSeen* seen, bool prebuilt) {
+namespace {
+
+/// An exercise on its way through grading: what was judged before its checks run.
+struct Pending {
+  const manifest::Exercise* exercise = nullptr;
+  ExerciseResult result;
+  std::string suite_executable;  ///< empty: no checks to run (a quiz, a problem, no checks)
+  fs::path results_file;
+};
+
+/// Everything before the checks: the file, the refused-code scan, compiling, the rules, the
+/// suite's build and what the compiled exercise links to.
+Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
+                         bool prebuilt) {
+  Pending pending;
+  pending.exercise = &exercise;
+  ExerciseResult& result = pending.result;
   if (exercise.is_quiz()) {  // answers in a file: nothing to build or run
     if (options.progress) options.progress(exercise, "answers");
-    return quiz::grade(exercise, tree.exercise_dir());
+    result = quiz::grade(exercise, tree.exercise_dir());
+    return pending;
   }
-  ExerciseResult result;
   result.chapter = exercise.chapter;
   result.id = exercise.id;
   result.title = exercise.title;
@@ -232,13 +248,13 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
     const std::string where = entry ? entry->source : exercise.path();
     result.problem = "file missing: " + where;
     fail_all(result, exercise, "not graded: " + exercise.path() + " is missing");
-    return result;
+    return pending;
   }
 
   if (const std::string problem = reference_code_problem(files::read_text(entry->source)); !problem.empty()) {
     result.problem = problem;
     fail_all(result, exercise, "not graded: " + problem);
-    return result;
+    return pending;
   }
 
   if (!prebuilt) report("compiling");
@@ -248,13 +264,13 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
                                         : exercise.file + " does not compile";
     result.build_log = explain_build_failure(compiled.output);
     fail_all(result, exercise, "not graded: " + exercise.file + " does not compile");
-    return result;
+    return pending;
   }
 
   report("rules");
   for (auto& item : evaluate_rules(exercise, files::read_text(entry->ptx))) result.items.push_back(item);
 
-  if (exercise.checks.empty()) return result;
+  if (exercise.checks.empty()) return pending;
   if (!prebuilt) report("building");
   const auto built = prebuilt ? already_built() : tree.build({entry->suite_target}, options.build_seconds);
   if (!built.ok()) {
@@ -262,7 +278,7 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
                                      : "the tests cannot be built against " + exercise.file;
     result.build_log = explain_build_failure(built.output);
     fail_all(result, exercise, "not graded: the tests could not be built", /*checks_only=*/true);
-    return result;
+    return pending;
   }
 
   // What the compiled exercise calls: the source scan above reads text, which a macro can hide.
@@ -275,29 +291,44 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
     if (!problem.empty()) {
       result.problem = problem;
       fail_all(result, exercise, "not graded: " + problem, /*checks_only=*/true);
-      return result;
+      return pending;
     }
   }
+  pending.suite_executable = entry->suite_executable;
+  pending.results_file = results_file_for(exercise, tree);
+  return pending;
+}
 
-  report("checks");
-  const fs::path results_file = results_file_for(exercise, tree);
-  const std::string token = std::to_string(fresh_seed());
+/// The environment of a check run: the results file (a template: the harness puts its suite in
+/// for {suite}), the run's token, seed and time limit.
+std::map<std::string, std::string> check_environment(const GradeOptions& options, const std::string& results_file,
+                                                     const std::string& token) {
   std::map<std::string, std::string> env = options.env;
   env.insert({
       {"CDPLAB_RESULTS_TOKEN", token},
-      {"CDPLAB_RESULTS_FILE", results_file.string()},
+      {"CDPLAB_RESULTS_FILE", results_file},
       {"CDPLAB_SEED", std::to_string(options.seed)},
       {"CDPLAB_CHECK_SECONDS", std::to_string(options.check_seconds)},
   });
-  // Each check has its own time limit inside the suite and in CTest; this bounds the whole run.
-  const double limit = (options.check_seconds + 30) * static_cast<double>(exercise.checks.size()) + 60;
-  const auto ran = tree.test(exercise.chapter + "/" + exercise.stem, env, limit);
-  std::string run_output = ran.output;
-  if (!ran.started) run_output = "ctest could not be started";
-  else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
+  return env;
+}
+
+/// The time a run of these checks may take: each check's own limit and CTest's margin, one
+/// after the other (the worst case, as if nothing ran side by side).
+double checks_limit(const std::vector<Pending*>& runs, const GradeOptions& options) {
+  double seconds = 60;
+  for (const auto* p : runs) seconds += (options.check_seconds + 30) * static_cast<double>(p->exercise->checks.size());
+  return seconds;
+}
+
+/// Everything after the checks ran: their items from the results file, then the sanitizer stage.
+void finish_exercise(Pending& pending, const std::string& token, const std::string& run_output,
+                     const GradeOptions& options, DeviceSeen* seen) {
+  const manifest::Exercise& exercise = *pending.exercise;
+  ExerciseResult& result = pending.result;
   std::vector<CheckEvent> events;
   int forged = 0;
-  for (auto& e : read_check_events(results_file.string())) {
+  for (auto& e : read_check_events(pending.results_file.string())) {
     if (e.token == token) events.push_back(e);
     else ++forged;
   }
@@ -307,17 +338,16 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
   }
   for (auto& item : check_items(exercise, events, run_output)) result.items.push_back(item);
   if (!options.sanitizer.empty()) {
-    report("compute-sanitizer");
+    if (options.progress) options.progress(exercise, "compute-sanitizer");
     bool gpu_used = false;
     for (const auto& e : events) gpu_used = gpu_used || (e.event == "start" && !e.device.empty());
     if (gpu_used) {
       // Kernels run many times slower under the tools: the suite's own time limits grow with them.
       constexpr double kSlowdown = 20;
-      auto sanitized_env = env;
-      sanitized_env["CDPLAB_RESULTS_FILE"] = results_file.string() + ".sanitizer";
+      auto sanitized_env = check_environment(options, pending.results_file.string() + ".sanitizer", token);
       sanitized_env["CDPLAB_CHECK_SECONDS"] = std::to_string(options.check_seconds * kSlowdown);
       const double seconds = options.check_seconds * kSlowdown * static_cast<double>(exercise.checks.size()) + 120;
-      for (auto& item : sanitizer::run(options.sanitizer, entry->suite_executable, sanitized_env, seconds))
+      for (auto& item : sanitizer::run(options.sanitizer, pending.suite_executable, sanitized_env, seconds))
         result.items.push_back(item);
     } else {
       for (const auto& tool : sanitizer::tools()) {
@@ -335,7 +365,38 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
       if (e.event == "skipped" && seen->gpu_problem.empty()) seen->gpu_problem = e.reason;
     }
   }
-  return result;
+}
+
+/// Runs the checks of every pending exercise in one CTest run, `options.check_jobs` at a time
+/// (checks that must have the GPU alone are marked RUN_SERIAL by the build), and finishes each.
+void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const GradeOptions& options,
+                DeviceSeen* seen) {
+  std::vector<Pending*> runs;
+  std::vector<std::string> labels;
+  for (auto& p : pendings) {
+    if (p.suite_executable.empty()) continue;
+    runs.push_back(&p);
+    labels.push_back(p.exercise->chapter + "/" + p.exercise->stem);
+    if (options.progress) options.progress(*p.exercise, "checks");
+  }
+  if (runs.empty()) return;
+  const std::string token = std::to_string(fresh_seed());
+  const std::string results = (tree.dir() / "cdplab-results" / "{suite}.jsonl").string();
+  const auto ran = tree.test(labels, check_environment(options, results, token), checks_limit(runs, options),
+                             options.check_jobs);
+  std::string run_output = ran.output;
+  if (!ran.started) run_output = "ctest could not be started";
+  else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
+  for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
+}
+
+}  // namespace
+
+ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
+                              DeviceSeen* seen, bool prebuilt) {
+  std::vector<Pending> pending{prepare_exercise(exercise, tree, options, prebuilt)};
+  run_checks(pending, tree, options, seen);
+  return pending.front().result;
 }
 
 ExerciseResult not_graded(const manifest::Exercise& exercise, const std::string& problem) {
@@ -378,8 +439,10 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   const auto start = std::chrono::steady_clock::now();
   DeviceSeen seen;
   const bool prebuilt = build_all(exercises, tree, options);
-  for (const auto* exercise : exercises)
-    report.exercises.push_back(grade_exercise(*exercise, tree, options, &seen, prebuilt));
+  std::vector<Pending> pendings;
+  for (const auto* exercise : exercises) pendings.push_back(prepare_exercise(*exercise, tree, options, prebuilt));
+  run_checks(pendings, tree, options, &seen);
+  for (auto& p : pendings) report.exercises.push_back(std::move(p.result));
   report.device = seen.device;
   report.gpu_problem = report.device.empty() ? seen.gpu_problem : "";
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

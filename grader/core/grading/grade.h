@@ -19,6 +19,9 @@ struct GradeOptions {
   std::uint64_t seed = 0;            ///< passed to the suites as CDPLAB_SEED
   double check_seconds = 30;         ///< time limit of one check
   double build_seconds = 600;        ///< time limit of one exercise's build
+  /// Checks run side by side (CTest -j); those that need the GPU alone (speed checks, timing
+  /// suites) are marked RUN_SERIAL by the build and always run alone.
+  int check_jobs = 4;
   std::map<std::string, std::string> env;  ///< extra environment of the checks (CUDA_VISIBLE_DEVICES)
   /// compute-sanitizer to run each suite under again (memcheck); empty: no such stage.
   std::string sanitizer;

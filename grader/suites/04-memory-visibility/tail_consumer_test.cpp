@@ -9,6 +9,10 @@
 #include <cstddef>
 #include <vector>
 
+// The delayed child exposes a consumer that does not wait by taking its time on the GPU: these
+// checks have the GPU to themselves.
+CDPLAB_SUITE_RUNS_ALONE;
+
 namespace {
 
 namespace oracle = cdplab::oracle::visibility;

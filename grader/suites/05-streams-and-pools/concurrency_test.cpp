@@ -9,6 +9,9 @@
 
 #include <vector>
 
+// Timelines of overlapping children: these checks have the GPU to themselves.
+CDPLAB_SUITE_RUNS_ALONE;
+
 namespace {
 
 namespace verdicts = cdplab::support::streams;

@@ -9,6 +9,9 @@
 
 #include <cuda_runtime.h>
 
+// Held children wait a bounded time for every launch report: these checks have the GPU to themselves.
+CDPLAB_SUITE_RUNS_ALONE;
+
 namespace {
 
 namespace verdicts = cdplab::support::streams;
