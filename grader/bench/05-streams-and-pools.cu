@@ -631,7 +631,10 @@ struct SortRow {
 };
 
 /// Prints tables 3a and 3b; returns false when a sort was wrong.
-bool run_sorts(const Options& options) {
+/// `start_pool`: the pending launch pool the process started with; the fast sort runs from it at
+/// every N (it raises the pool to what it needs), since a pool larger than needed makes every
+/// device-side launch slower.
+bool run_sorts(const Options& options, std::size_t start_pool) {
   const PhaseDeadline deadline("3 (sorting)", kSortPhaseSeconds);
   const std::vector<std::size_t> sizes = options.quick ? std::vector<std::size_t>{1000000, 10000000}
                                                        : std::vector<std::size_t>{1000000, 10000000, 100000000};
@@ -663,6 +666,7 @@ bool run_sorts(const Options& options) {
 
     cdplab::DeviceArray<int> data(n);
     {
+      set_pool_limit(start_pool);
       st::FastSortWorkspace workspace(n);
       row.fast = measure_gpu(
           gpu_warmups, gpu_runs, [&] { data.upload(input); },
@@ -706,7 +710,9 @@ bool run_sorts(const Options& options) {
       "(1) fast_quicksort_device (exercise fast-quicksort of this build) on ints already in GPU memory, its\n"
       "    workspace allocated beforehand: CUDA events around the call, which returns once the device is\n"
       "    synchronised (the host launch, every device-side launch and grid, the pool check). The ints are\n"
-      "    uploaded again, untimed, before each run. Median of %d runs after %d warm-up run(s).\n"
+      "    uploaded again, untimed, before each run. Median of %d runs after %d warm-up run(s). Before each N\n"
+      "    the pending launch pool is set back to the size the process started with; the sort raises it to\n"
+      "    what it needs (a pool larger than needed makes every device-side launch slower).\n"
       "(2) quicksort() (exercise quicksort of this build), host clock around whole calls: GPU buffers allocated,\n"
       "    upload, sort, download. After one warm-up call; \"-\": not run at this N (it takes seconds).\n"
       "(3) cub::DeviceRadixSort::SortKeys from one GPU buffer into another, temporary storage allocated\n"
@@ -777,7 +783,7 @@ int run(const Options& options) {
               count_text(default_pool).c_str());
 
   if (options.sort_only) {
-    const bool sorted_ok = run_sorts(options);
+    const bool sorted_ok = run_sorts(options, default_pool);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::printf("\nTotal run time %.1f s.%s\n", seconds, sorted_ok ? "" : " Some outputs were WRONG (see above).");
     return sorted_ok ? 0 : 1;
@@ -785,20 +791,18 @@ int run(const Options& options) {
 
   bool all_ok = run_launch_costs(options);
 
-  // The per-thread aggregation launches one child per item: raise the pool for 1b and 3 (the
+  // The per-thread aggregation launches one child per item: raise the pool for 1b (the
   // exercises may raise it further themselves).
   const unsigned items = options.quick ? kQuickItems : kFullItems;
   const std::size_t work_pool = std::max(default_pool, static_cast<std::size_t>(items) + kPendingHeadroom);
   const std::size_t pool_1b = set_pool_limit(work_pool);
-  std::printf("\nFor 1b and 3 the pending launch pool is raised to %s (one launch per item, plus %s).\n",
+  std::printf("\nFor 1b the pending launch pool is raised to %s (one launch per item, plus %s).\n",
               count_text(pool_1b).c_str(), count_text(kPendingHeadroom).c_str());
   all_ok = run_aggregation(options) && all_ok;
 
   run_pool_cliff(options, default_pool);
 
-  const std::size_t pool_3 = set_pool_limit(work_pool);
-  std::printf("\nThe pending launch pool is %s again for 3.\n", count_text(pool_3).c_str());
-  all_ok = run_sorts(options) && all_ok;
+  all_ok = run_sorts(options, default_pool) && all_ok;
 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::printf("\nTotal run time %.1f s.%s\n", seconds,

@@ -9,8 +9,8 @@
 /// The reference cannot share a process with the exercise (they define the same symbols), so
 /// the build links the same suite a second time against solutions/ (the "reference twin"), and
 /// the check runs the twin as a child process with `--speed-workload NAME`: the reference
-/// first, then this build, each a warm-up and several timed runs on the same inputs; medians are
-/// compared. Without a reference twin (a student release has no solutions/) the check is
+/// first, then this build, each a warm-up and several timed runs on the same inputs; the best
+/// times are compared (other work on the GPU only ever adds time). Without a reference twin (a student release has no solutions/) the check is
 /// reported skipped, never passed.
 #pragma once
 
@@ -31,11 +31,11 @@ struct SpeedWorkload {
 };
 
 /// Times workload `name` on this build's exercise and on the reference solution's; the check
-/// passes when this build's median is at most `max_ratio` times the reference's median. The
-/// message gives both medians and their ratio either way.
+/// passes when this build's best time is at most `max_ratio` times the reference's best. The
+/// message gives both and their ratio either way.
 void expect_speed(const char* name, double max_ratio);
 
-/// The median times of `runs` timed runs of workload `name` in this process, after `warmups`
+/// The times of `runs` timed runs of workload `name` in this process, after `warmups`
 /// untimed ones; run r (warm-ups counted) uses the generator speed_rng(name, r).
 std::vector<double> time_workload(const std::string& name, int warmups, int runs);
 

@@ -59,7 +59,7 @@ TEST_CASE("a speed check against its own code passes and reports both times") {
   const std::string notes = joined(run.last()->notes);
   CHECK(contains(notes, "\"busy work\": your code "));
   CHECK(contains(notes, "the reference solution "));
-  CHECK(contains(notes, "median of 5 runs"));
+  CHECK(contains(notes, "best of 5 runs"));
 }
 
 TEST_CASE("a speed check fails code much slower than the reference and says by how much") {
