@@ -70,21 +70,6 @@ struct Options {
   std::vector<int> sizes;  // empty: the default sizes
 };
 
-std::vector<int> parse_sizes(const std::string& option, const std::string& text) {
-  std::vector<int> sizes;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const long long value = bench::parse_integer(option, text.substr(start, comma - start).c_str());
-    if (value < 1 || value > kMaxLines)
-      throw UsageError(option + " takes numbers of lines between 1 and " + std::to_string(kMaxLines));
-    sizes.push_back(static_cast<int>(value));
-    start = comma + 1;
-  }
-  std::sort(sizes.begin(), sizes.end());
-  return sizes;
-}
-
 int parse_max_vertices(const std::string& option, const char* text, bool zero_allowed) {
   const long long value = bench::parse_integer(option, text);
   if ((zero_allowed && value == 0) || (value >= 4 && value <= kMaxVerticesLimit)) return static_cast<int>(value);
@@ -105,7 +90,7 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--quick") {
       options.quick = true;
     } else if (arg == "--sizes") {
-      options.sizes = parse_sizes(arg, value());
+      options.sizes = bench::parse_sizes(arg, value(), kMaxLines, "lines");
     } else if (arg == "--max-vertices") {
       options.max_vertices = parse_max_vertices(arg, value(), false);
     } else if (arg == "--large-max-vertices") {

@@ -66,21 +66,6 @@ struct Options {
   std::uint64_t seed = 2026;
 };
 
-std::vector<int> parse_sizes(const std::string& option, const std::string& text) {
-  std::vector<int> sizes;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const long long value = bench::parse_integer(option, text.substr(start, comma - start).c_str());
-    if (value < 1 || value > kMaxPoints)
-      throw UsageError(option + " takes numbers of points between 1 and " + std::to_string(kMaxPoints));
-    sizes.push_back(static_cast<int>(value));
-    start = comma + 1;
-  }
-  std::sort(sizes.begin(), sizes.end());
-  return sizes;
-}
-
 Options parse_options(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -91,7 +76,7 @@ Options parse_options(int argc, char** argv) {
       options.quick = true;
     } else if (arg == "--sizes") {
       if (i + 1 >= argc) throw UsageError("--sizes needs a value");
-      options.sizes = parse_sizes(arg, argv[++i]);
+      options.sizes = bench::parse_sizes(arg, argv[++i], kMaxPoints, "points");
     } else if (arg == "--seed") {
       if (i + 1 >= argc) throw UsageError("--seed needs a value");
       options.seed = bench::parse_seed(arg, argv[++i]);

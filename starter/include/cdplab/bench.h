@@ -196,6 +196,24 @@ inline long long parse_integer(const std::string& option, const char* text) {
   throw UsageError(option + " needs a whole number, not '" + text + "'");
 }
 
+/// `text`, the value of `option`, as a comma-separated list of sizes ("1000,30000"), each between
+/// 1 and `largest`, sorted; else throws UsageError naming `what` ("lines", "points").
+inline std::vector<int> parse_sizes(const std::string& option, const std::string& text, long long largest,
+                                    const std::string& what) {
+  std::vector<int> sizes;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const long long value = parse_integer(option, text.substr(start, comma - start).c_str());
+    if (value < 1 || value > largest)
+      throw UsageError(option + " takes numbers of " + what + " between 1 and " + std::to_string(largest));
+    sizes.push_back(static_cast<int>(value));
+    start = comma + 1;
+  }
+  std::sort(sizes.begin(), sizes.end());
+  return sizes;
+}
+
 /// `text`, the value of `option`, as a 64-bit seed (any whole number); else throws UsageError.
 inline std::uint64_t parse_seed(const std::string& option, const char* text) {
   try {
