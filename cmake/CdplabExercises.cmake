@@ -26,7 +26,7 @@ function(cdplab_add_chapter chapter)
   set(oracle_target "")
   if(EXISTS "${PROJECT_SOURCE_DIR}/grader/oracles/${chapter}.cpp")
     set(oracle_target "cdplab_oracle_${chapter_id}")
-    add_library(${oracle_target} STATIC "${PROJECT_SOURCE_DIR}/grader/oracles/${chapter}.cpp")
+    cdplab_kit_library(${oracle_target} "${PROJECT_SOURCE_DIR}/grader/oracles/${chapter}.cpp")
     target_link_libraries(${oracle_target} PUBLIC cdplab::oracle_common)
     # Host code only: the device link happens once, in each suite executable.
     set_target_properties(${oracle_target} PROPERTIES CUDA_RESOLVE_DEVICE_SYMBOLS OFF)
@@ -36,7 +36,7 @@ function(cdplab_add_chapter chapter)
   file(GLOB support_sources CONFIGURE_DEPENDS "${suite_dir}/support/*.cu")
   if(support_sources)
     set(support_target "cdplab_support_${chapter_id}")
-    add_library(${support_target} STATIC ${support_sources})
+    cdplab_kit_library(${support_target} ${support_sources})
     set_target_properties(${support_target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
     target_link_libraries(${support_target} PUBLIC cdplab::starter)
   endif()
@@ -70,12 +70,19 @@ function(cdplab_add_chapter chapter)
       CUDA_SEPARABLE_COMPILATION ON CUDA_ARCHITECTURES "${CDPLAB_PTX_ARCHITECTURE}-virtual")
     target_link_libraries(${ptx_target} PRIVATE cdplab::starter ${support_target})
 
+    # The checks do not depend on the exercise: compiled once, shared by the suite and its
+    # reference twin, and by every submission's tree through the grading kit.
     set(suite_target "suite_${chapter_id}_${stem}")
-    add_executable(${suite_target} "${suite_source}" "${PROJECT_SOURCE_DIR}/grader/harness/suite_main.cpp")
-    target_link_libraries(${suite_target} PRIVATE ${exercise_target} ${oracle_target}
-                          cdplab::harness)
-    target_compile_definitions(${suite_target} PRIVATE CDPLAB_SUITE_NAME="${test_name}")
-    cdplab_add_reference_twin(${chapter} ${stem} ${suite_source} ${suite_target} "${support_target}" "${oracle_target}")
+    set(checks_target "cdplab_checks_${chapter_id}_${stem}")
+    cdplab_kit_checks(${checks_target} SOURCES "${suite_source}"
+                      LIBRARIES cdplab::harness ${oracle_target} ${support_target})
+    cdplab_reference_suite(${chapter} ${stem} ${suite_source} ${suite_target} ${checks_target} "${support_target}"
+                           "${oracle_target}" reference)
+    cdplab_add_suite(${suite_target} NAME "${test_name}" REFERENCE "${reference}"
+                     LIBRARIES ${checks_target} ${exercise_target} ${oracle_target})
+    if(reference MATCHES "TARGET_FILE:reference_")
+      add_dependencies(${suite_target} reference_${suite_target})  # the twin is built whenever the suite is
+    endif()
     # One CTest test per check ("01-fundamentals/child_grids/<check>"): a crash or a hang in
     # one check cannot spoil the others; CTest's timeout backs up the suite's own watchdog.
     math(EXPR ctest_timeout "${CDPLAB_CHECK_TIMEOUT} + 15")
@@ -118,12 +125,15 @@ function(cdplab_add_chapter chapter)
   endif()
 endfunction()
 
-# cdplab_add_reference_twin: a suite with speed checks (it registers a CDPLAB_SPEED_WORKLOAD)
-# times the reference solution in the same run (grader/harness/speed.h). The reference cannot
-# share the suite's process, so the suite is linked a second time against solutions/: the twin,
-# which the speed checks run with --speed-workload. A build of solutions/ is its own twin; a copy
-# without solutions/ (a student release) has none, and its speed checks report themselves skipped.
-function(cdplab_add_reference_twin chapter stem suite_source suite_target support_target oracle_target)
+# cdplab_reference_suite: a suite with speed checks (it registers a CDPLAB_SPEED_WORKLOAD) times
+# the reference solution in the same run (grader/harness/speed.h). The reference cannot share the
+# suite's process, so the checks are linked a second time against solutions/: the twin, which the
+# speed checks run with --speed-workload. Sets `out` to the twin's path (a generator expression),
+# or to "" when there is none. A build of solutions/ is its own twin; a tree using a grading kit
+# takes the kit's; a copy without solutions/ (a student release) has none, and its speed checks
+# report themselves skipped.
+function(cdplab_reference_suite chapter stem suite_source suite_target checks_target support_target oracle_target out)
+  set(${out} "" PARENT_SCOPE)
   file(STRINGS "${suite_source}" speed_lines REGEX "CDPLAB_SPEED_WORKLOAD\\(")
   if(NOT speed_lines)
     return()
@@ -132,7 +142,13 @@ function(cdplab_add_reference_twin chapter stem suite_source suite_target suppor
   file(REAL_PATH "${CDPLAB_EXERCISE_DIR}" exercise_dir)
   file(REAL_PATH "${PROJECT_SOURCE_DIR}/solutions" solutions_dir)
   if(exercise_dir STREQUAL solutions_dir)
-    target_compile_definitions(${suite_target} PRIVATE CDPLAB_REFERENCE_SUITE="$<TARGET_FILE:${suite_target}>")
+    cdplab_kit_record_reference(${suite_target} ${suite_target})
+    set(${out} "$<TARGET_FILE:${suite_target}>" PARENT_SCOPE)
+    return()
+  endif()
+  cdplab_kit_reference(${suite_target} from_kit)
+  if(from_kit)
+    set(${out} "${from_kit}" PARENT_SCOPE)
     return()
   endif()
   if(NOT EXISTS "${reference_source}")
@@ -144,11 +160,10 @@ function(cdplab_add_reference_twin chapter stem suite_source suite_target suppor
   set_target_properties(${reference_library} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
   target_link_libraries(${reference_library} PUBLIC cdplab::starter ${support_target})
   set(twin "reference_${suite_target}")
-  add_executable(${twin} "${suite_source}" "${PROJECT_SOURCE_DIR}/grader/harness/suite_main.cpp")
-  target_link_libraries(${twin} PRIVATE ${reference_library} ${oracle_target} cdplab::harness)
-  target_compile_definitions(${twin} PRIVATE CDPLAB_SUITE_NAME="${chapter}/${stem}/reference")
-  target_compile_definitions(${suite_target} PRIVATE CDPLAB_REFERENCE_SUITE="$<TARGET_FILE:${twin}>")
-  add_dependencies(${suite_target} ${twin})  # the twin is built whenever the suite is
+  cdplab_add_suite(${twin} NAME "${chapter}/${stem}/reference"
+                   LIBRARIES ${checks_target} ${reference_library} ${oracle_target})
+  cdplab_kit_record_reference(${suite_target} ${twin})
+  set(${out} "$<TARGET_FILE:${twin}>" PARENT_SCOPE)
 endfunction()
 
 function(cdplab_index_add chapter stem target executable source ptx_target ptx library)

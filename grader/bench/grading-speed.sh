@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# How fast the grader is on this machine: grades one copy of the reference solutions alone in a
+# How fast the grader is on this machine: builds the grader's kit once (what every submission
+# shares: cmake/CdplabGradingKit.cmake), grades one copy of the reference solutions alone in a
 # cold build tree, then N copies as a class, then re-checks one edited exercise of one submission
 # in its existing (warm) build tree, and prints the seconds as a Markdown table (per submission:
 # preparing, building and grading apart).
@@ -42,6 +43,11 @@ device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
 echo "device: ${device:-no GPU (GPU checks are skipped: build and rule times only)}"
 echo "machine: $(nproc) CPU cores; submissions: $count; built at once: $parallel"
 
+# The grading kit, once per grader install (`cdplab grade` builds it when it is out of date).
+kit_start=$(date +%s.%N)
+cmake --build "$root/build/student" --target cdplab_grading_kit > "$work/kit.log" 2>&1
+kit_end=$(date +%s.%N)
+
 # One submission alone, from a build tree that does not exist yet.
 alone_start=$(date +%s.%N)
 "$cli" -j "$(nproc)" grade "$work/class/copy-1" --quiet --build-dir "$work/alone-build" "${only_args[@]}" \
@@ -62,8 +68,9 @@ recheck_start=$(date +%s.%N)
 recheck_end=$(date +%s.%N)
 
 awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck_end="$recheck_end" \
-    -v alone_start="$alone_start" -v alone_end="$alone_end" -v n="$count" '
-  BEGIN { total = end - start; recheck = recheck_end - recheck_start; alone = alone_end - alone_start }
+    -v alone_start="$alone_start" -v alone_end="$alone_end" -v n="$count" \
+    -v kit_start="$kit_start" -v kit_end="$kit_end" '
+  BEGIN { total = end - start; recheck = recheck_end - recheck_start; alone = alone_end - alone_start; kit = kit_end - kit_start }
   /: graded / {
     for (i = 1; i <= NF; i++) {
       if ($i == "(prepare") prepare += $(i + 1)
@@ -77,6 +84,7 @@ awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck
     print ""
     print "| measure | seconds |"
     print "| --- | --- |"
+    printf "| building the grading kit, once per grader install (wall time) | %.1f |\n", kit
     printf "| one submission graded alone, cold build tree (wall time) | %.1f |\n", alone
     printf "| whole class (%d submissions, wall time) | %.1f |\n", n, total
     printf "| per submission: wall time of the class / N | %.1f |\n", total / n

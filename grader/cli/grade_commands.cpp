@@ -73,6 +73,17 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
   return options;
 }
 
+/// Builds the grading kit of this cdplab's own tree, so that each submission's tree compiles
+/// only its exercise files (cmake/CdplabGradingKit.cmake), and hands it to the trees grade
+/// configures. Without a kit, grading still works: each tree compiles the grader itself.
+void use_grading_kit(Context& ctx, bool quiet) {
+  if (!quiet) std::cerr << "cdplab: building the grader once for every submission (target cdplab_grading_kit)\n";
+  const grading::BuildTree own(ctx.root, ctx.own_build, ctx.toolchain);
+  std::string problem;
+  ctx.toolchain.cache_args.push_back(own.prepare_grading_kit(problem));
+  if (!problem.empty()) std::cerr << "cdplab: warning: " << problem << "\ncdplab: each submission's build compiles the grader itself\n";
+}
+
 }  // namespace
 
 grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises) {
@@ -232,6 +243,7 @@ int grade_slurm_task(Context& ctx, const fs::path& dir, const GradeArgs& args, c
   std::cerr << "cdplab: task " << index << ": grading " << submission.name << " (" << submission.source.string()
             << ")\n";
   const auto exercises = select_exercises(ctx.book, args.names);
+  use_grading_kit(ctx, false);
   const auto results = batch::grade_class({submission}, exercises, ctx.book, ctx.root, ctx.toolchain, options);
   const auto& report = results.front().report;
   if (!results.front().reused && !holds_report(options.out_dir / "students" / submission.name / "result.json", report))
@@ -367,8 +379,10 @@ int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& ar
 
 int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args) {
   const fs::path dir = class_folder(folder);
-  if (!batch::is_submission_folder(dir, ctx.book)) return grade_class(ctx, dir, args, class_args);
-  const auto exercises = select_exercises(ctx.book, args.names);
+  const bool one_submission = batch::is_submission_folder(dir, ctx.book);
+  const auto exercises = select_exercises(ctx.book, args.names);  // a wrong name stops here, before any build
+  use_grading_kit(ctx, args.quiet);
+  if (!one_submission) return grade_class(ctx, dir, args, class_args);
 
   fs::path build_dir = args.build_dir;
   if (build_dir.empty()) {

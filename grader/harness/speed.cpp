@@ -1,6 +1,7 @@
 // Graded speed checks: the workload registry, the timed runs, and the reference twin run as a
 // child process (see speed.h).
 #include "speed.h"
+#include "suite_identity.h"
 
 #include "harness.h"
 #include "results_log.h"
@@ -25,10 +26,6 @@
 #include <stdexcept>
 
 namespace cdplab::harness {
-
-/// The reference twin of this suite (defined in suite_main.cpp, which each suite compiles with
-/// its own CDPLAB_REFERENCE_SUITE); empty when the build has none.
-const char* reference_suite_path();
 
 namespace {
 

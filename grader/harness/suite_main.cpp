@@ -1,21 +1,16 @@
 // main() of every exercise suite: GPU detection, the results log, the watchdog, and the
-// speed-workload mode a reference twin runs in (speed.h).
+// speed-workload mode a reference twin runs in (speed.h). Compiled once, into the harness
+// library; each suite brings its identity (suite_identity.h).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "harness.h"
 #include "results_log.h"
 #include "speed.h"
+#include "suite_identity.h"
 
 #include "cdplab/gpu_info.h"
 
 #include <cstdlib>
 #include <string>
-
-#ifndef CDPLAB_SUITE_NAME
-#define CDPLAB_SUITE_NAME "suite"
-#endif
-#ifndef CDPLAB_REFERENCE_SUITE  // the same suite linked against solutions/ (speed checks)
-#define CDPLAB_REFERENCE_SUITE ""
-#endif
 
 namespace cdplab::harness {
 
@@ -26,8 +21,6 @@ std::uint64_t run_seed() {
 }
 
 void advise_on_hang(const std::string& advice) { ResultsLog::advise_on_hang(advice); }
-
-const char* reference_suite_path() { return CDPLAB_REFERENCE_SUITE; }
 
 Random check_rng() {
   const auto* options = doctest::getContextOptions();
@@ -72,7 +65,7 @@ int main(int argc, char** argv) {
     skip_reason = "no usable CUDA GPU (" + gpu.problem + "); GPU checks were skipped, not passed";
     context.addFilter("test-suite-exclude", "gpu");
   }
-  ResultsLog::open(CDPLAB_SUITE_NAME, run_seed(), gpu.name, skip_reason, selected_by_command_line);
+  ResultsLog::open(suite_name(), run_seed(), gpu.name, skip_reason, selected_by_command_line);
 
   const int status = context.run();
   ResultsLog::close();

@@ -2,6 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <stdexcept>
 
@@ -78,6 +82,27 @@ process::Result BuildTree::build(const std::vector<std::string>& targets, double
   process::Options options;
   options.timeout_seconds = timeout_seconds;
   return process::run(argv, options);
+}
+
+std::string BuildTree::prepare_grading_kit(std::string& problem) const {
+  const std::string off = "-DCDPLAB_GRADING_KIT=";
+  const fs::path kit = dir_ / "cdplab-grading-kit.cmake";
+  if (!fs::exists(kit)) {
+    problem = "the build tree " + dir_.string() + " offers no grading kit";
+    return off;
+  }
+  // Several cdplab processes (a class graded in parallel, tests) may ask at once: one builds.
+  const int lock = ::open((dir_ / "cdplab-grading-kit.lock").c_str(), O_CREAT | O_RDWR, 0644);
+  if (lock >= 0) ::flock(lock, LOCK_EX);
+  const auto built = build({"cdplab_grading_kit"}, 3600);
+  if (lock >= 0) ::close(lock);
+  if (!built.ok()) {
+    const auto& out = built.output;
+    problem = "the grading kit does not build (" + built.describe() + "):\n" +
+              out.substr(out.size() > 3000 ? out.size() - 3000 : 0);
+    return off;
+  }
+  return off + kit.string();
 }
 
 process::Result BuildTree::test(const std::vector<std::string>& labels, const std::map<std::string, std::string>& env,

@@ -58,6 +58,12 @@ class BuildTree {
   /// Builds one or more targets; with `keep_going`, a target that fails does not stop the others.
   process::Result build(const std::vector<std::string>& targets, double timeout_seconds = 0,
                         bool keep_going = false) const;
+  /// Builds this tree's grading kit (target cdplab_grading_kit, cmake/CdplabGradingKit.cmake)
+  /// under a lock other cdplab processes share, and returns the cache argument that makes the
+  /// tree of a submission link it instead of compiling the grader again. When the tree has no
+  /// kit or it does not build, returns the argument that turns the kit off and says why in
+  /// `problem`.
+  std::string prepare_grading_kit(std::string& problem) const;
   /// Runs the CTest tests carrying any of `labels` exactly, `jobs` at a time, with extra
   /// environment variables.
   process::Result test(const std::vector<std::string>& labels, const std::map<std::string, std::string>& env,
