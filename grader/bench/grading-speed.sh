@@ -53,6 +53,9 @@ alone_start=$(date +%s.%N)
 "$cli" -j "$(nproc)" grade "$work/class/copy-1" --quiet --build-dir "$work/alone-build" "${only_args[@]}" \
   > "$work/alone.log" 2>&1 || true
 alone_end=$(date +%s.%N)
+awk -v k="$kit_end - $kit_start" -v a="$alone_end - $alone_start" 'BEGIN { split(k, kt, " - "); split(a, at, " - ");
+  printf "kit %.1f s; one submission alone %.1f s\n", kt[1] - kt[2], at[1] - at[2] }'
+grep -m1 '^points:' "$work/alone.log" || echo "one submission alone: no score (see $work/alone.log)"
 
 start=$(date +%s.%N)
 "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades" --parallel "$parallel" "${only_args[@]}" \

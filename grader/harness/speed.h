@@ -1,16 +1,19 @@
 /// @file speed.h
 /// @brief Graded speed checks: an exercise timed beside the reference solution, in the same run.
 ///
-/// A speed workload is a function that makes an input from a generator, runs the exercise on
-/// device-resident data, times that call alone with CUDA events, checks the output (a wrong one
-/// throws) and returns the milliseconds. A suite registers it by name; a speed check then
-/// compares this build's exercise with the reference solution on that workload.
+/// A speed workload is a function that runs the exercise on device-resident data made from a
+/// generator, times that call alone with CUDA events and returns the milliseconds; when asked to
+/// judge, it also checks the output (a wrong one throws). A suite registers it by name; a speed
+/// check then compares this build's exercise with the reference solution on that workload.
 ///
 /// The reference cannot share a process with the exercise (they define the same symbols), so
 /// the build links the same suite a second time against solutions/ (the "reference twin"), and
 /// the check runs the twin as a child process with `--speed-workload NAME`: the reference
-/// first, then this build, each a warm-up and several timed runs on the same inputs; the best
-/// times are compared (other work on the GPU only ever adds time). Without a reference twin (a student release has no solutions/) the check is
+/// first, then this build, each a warm-up and several timed runs on the same input; the best
+/// times are compared (other work on the GPU only ever adds time). Each side judges the output
+/// of its first timed run: the checks of the suite judge correctness, the speed check only
+/// makes sure that what it timed is right, and judging a large output on the host takes far
+/// longer than the call it timed. Without a reference twin (a student release has no solutions/) the check is
 /// reported skipped, never passed.
 #pragma once
 
@@ -22,8 +25,10 @@
 namespace cdplab::harness {
 
 /// One timed run of a workload: input from `rng`, the exercise's device time in milliseconds.
-/// Throws (std::runtime_error, say) with a message when the output is wrong.
-using TimedRun = double (*)(Random& rng);
+/// With `judge`, it checks the output and throws (std::runtime_error, say) with a message when
+/// it is wrong. Every run of a process gets the same generator, so a workload may make its host
+/// input on the first run and keep it (a function-local static) for the others.
+using TimedRun = double (*)(Random& rng, bool judge);
 
 /// Registers a workload at static initialisation; use CDPLAB_SPEED_WORKLOAD.
 struct SpeedWorkload {
@@ -36,11 +41,11 @@ struct SpeedWorkload {
 void expect_speed(const char* name, double max_ratio);
 
 /// The times of `runs` timed runs of workload `name` in this process, after `warmups`
-/// untimed ones; run r (warm-ups counted) uses the generator speed_rng(name, r).
+/// untimed ones, each with the generator speed_rng(name); the first timed run is judged.
 std::vector<double> time_workload(const std::string& name, int warmups, int runs);
 
-/// The generator of run `run` of workload `name`: the same in every process of one seed.
-Random speed_rng(const std::string& name, int run);
+/// The generator of workload `name`: the same in every run and every process of one seed.
+Random speed_rng(const std::string& name);
 
 /// The `--speed-workload NAME [--runs N] [--warmups W]` mode of a suite executable: prints
 /// "speed-ms <ms>" per timed run and returns 0, or prints "speed-error <message>" and returns 1.

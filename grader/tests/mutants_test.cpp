@@ -7,9 +7,9 @@
 //  - "mutants: rules ...": every mutant and alternative compiled to PTX and judged by its
 //    exercise's rules (`cdplab rules`), without a GPU: this decides the mutants that rules alone
 //    catch, and writes mutation-score-rules.md;
-//  - "mutants graded on the GPU: <exercise>": every mutant and alternative graded by `cdplab
-//    grade`, one build tree per exercise; each writes its row of mutation-score.md. Without a
-//    GPU they report themselves skipped.
+//  - "mutants graded on the GPU": every mutant and alternative graded as one class by `cdplab
+//    grade CLASS` (CDPLAB_MUTANTS=<chapter>/<stem>,... grades only those catalogues); each
+//    catalogue writes its row of mutation-score.md. Without a GPU it reports itself skipped.
 // CTest labels (CMakeLists.txt): the first two `cpu` and `mutants`, the GPU ones `mutants` only.
 #include "files/files.h"
 #include "manifest/manifest.h"
@@ -30,6 +30,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -42,8 +43,8 @@ using cdplab::grading::ExerciseResult;
 using cdplab::grading::Item;
 using cdplab::grading::Outcome;
 
-// Every catalogue (mutants/<chapter>/<stem>.toml) gets one GPU test case; the catalogue test
-// checks that this list and the files agree.
+// Every catalogue (mutants/<chapter>/<stem>.toml); the catalogue test checks that this list and
+// the files agree.
 #define CDPLAB_MUTANT_CATALOGUES(X)               \
   X("01-fundamentals/child_grids")                \
   X("01-fundamentals/tail_continuation")          \
@@ -337,24 +338,6 @@ bool gpu_present() {
   return listed.ok() && listed.output.find("GPU") != std::string::npos;
 }
 
-/// Grades `text` as the exercise's file of the submission in `work`, in the exercise's build
-/// tree there (reused from variant to variant: only the exercise file changes).
-cdplab::grading::GradeReport grade_text(const fs::path& work, const cdplab::manifest::Exercise& exercise,
-                                        const std::string& text) {
-  const fs::path submission = work / "submission";
-  write_file(submission / exercise.chapter / exercise.file, text);
-  const fs::path json = work / "grade.json";
-  fs::remove(json);
-  const auto result = cdplab_cli({"grade", submission.string(), "--only", exercise.id, "--quiet", "--format", "json",
-                                  "--output", json.string(), "--build-dir", (work / "build").string()},
-                                 1800);
-  std::ifstream in(json);
-  if (!result.started || !in) {
-    throw std::runtime_error("no JSON report from cdplab grade (" + result.describe() + "):\n" + result.output);
-  }
-  return cdplab::report::from_json(nlohmann::json::parse(in));
-}
-
 const Item* find_item(const ExerciseResult& e, const std::string& name) {
   for (const auto& item : e.items)
     if (item.name == name) return &item;
@@ -411,39 +394,69 @@ void write_gpu_row(const GpuRow& row) {
   if (lock >= 0) ::close(lock);
 }
 
-/// Grades every mutant and alternative of one catalogue and judges them (see the file's head).
-void grade_catalogue_on_gpu(const std::string& key) {
-  if (!gpu_present()) {
-    MESSAGE("CDPLAB_TEST_SKIPPED: no GPU (nvidia-smi lists none): the mutants of " << key
-                                                                                  << " are graded on a GPU only");
-    return;
-  }
-  const Catalogue catalogue = read_catalogue(kCatalogueDir / (key + ".toml"));
+/// A variant as a submission of the class the GPU run grades: its folder's name.
+std::string submission_name(const Catalogue& catalogue, const Variant& variant, bool mutant) {
+  return flat(catalogue.key()) + (mutant ? ".mutant." : ".alternative.") + variant.name;
+}
+
+/// The catalogues the GPU run grades: those CDPLAB_MUTANTS names (keys, comma-separated), or all.
+std::vector<Catalogue> selected_catalogues() {
+  const char* only = std::getenv("CDPLAB_MUTANTS");
+  std::set<std::string> keys;
+  std::istringstream in(only != nullptr ? only : "");
+  for (std::string key; std::getline(in, key, ',');)
+    if (!key.empty()) keys.insert(key);
+  std::vector<Catalogue> out;
+  for (auto& c : read_catalogues())
+    if (keys.empty() || keys.count(c.key())) out.push_back(std::move(c));
+  return out;
+}
+
+/// Judges the graded mutants and alternatives of one catalogue (see the file's head) and writes
+/// its row.
+void judge_catalogue(const Catalogue& catalogue, const fs::path& grades) {
   const auto& exercise = exercise_of(catalogue);
-  const std::string solution = cdplab::files::read_text(catalogue.solution());
-  const fs::path work = kWork / "gpu" / flat(key);
-  fs::remove_all(work / "submission");
+  const std::string key = catalogue.key();
   GpuRow row{key, "", catalogue.mutants.size(), 0, 0, catalogue.alternatives.size(), 0, {}, {}};
   std::size_t missed = 0;    // items a mutant names that kept their points
   bool unverified = false;   // items a mutant names that were skipped
 
+  // The report of a variant, reduced to its exercise; nullopt (and a failed check) without one.
+  const auto graded = [&](const Variant& v, bool mutant) -> std::optional<std::pair<ExerciseResult, std::string>> {
+    const fs::path file = grades / "students" / submission_name(catalogue, v, mutant) / "result.json";
+    std::ifstream in(file);
+    if (!in) {
+      FAIL_CHECK(key << ", '" << v.name << "': no report at " << file.string());
+      return std::nullopt;
+    }
+    const auto report = cdplab::report::from_json(nlohmann::json::parse(in));
+    for (const auto& e : report.exercises) {
+      if (e.id != exercise.id) continue;
+      if (!report.device.empty()) row.device = report.device;
+      const bool skipped = report.count(Outcome::skipped) > 0;
+      return std::make_pair(e, std::string(skipped ? "skipped" : "") + " seed " + std::to_string(report.seed));
+    }
+    FAIL_CHECK(key << ", '" << v.name << "': the report has no " << exercise.id);
+    return std::nullopt;
+  };
+  const auto any_skipped = [](const ExerciseResult& e) {
+    return std::any_of(e.items.begin(), e.items.end(), [](const Item& i) { return i.outcome == Outcome::skipped; });
+  };
+
   for (const Variant& mutant : catalogue.mutants) {
-    const auto report = grade_text(work, exercise, apply(solution, mutant));
-    REQUIRE(report.exercises.size() == 1);
-    const ExerciseResult& e = report.exercises.front();
-    row.device = report.device.empty() ? "no GPU" : report.device;
-    INFO(key << ", mutant '" << mutant.name << "' (" << mutant.why << "), seed " << report.seed << ":\n"
-             << failures_of(e));
+    const auto found = graded(mutant, true);
+    if (!found) continue;
+    const ExerciseResult& e = found->first;
+    INFO(key << ", mutant '" << mutant.name << "' (" << mutant.why << ")," << found->second << ":\n" << failures_of(e));
     if (!e.problem.empty()) {
       row.survivors.push_back(mutant.name + " (does not build)");
       FAIL_CHECK("the mutant does not build, so it proves nothing: " << e.problem << "\n" << e.build_log);
       continue;
     }
     const bool lost = std::any_of(e.items.begin(), e.items.end(), lost_points);
-    const bool skipped = report.count(Outcome::skipped) > 0;
     if (lost) {
       ++row.caught;
-    } else if (skipped) {
+    } else if (any_skipped(e)) {
       ++row.undecided;
       continue;
     } else {
@@ -462,10 +475,10 @@ void grade_catalogue_on_gpu(const std::string& key) {
   }
 
   for (const Variant& alternative : catalogue.alternatives) {
-    const auto report = grade_text(work, exercise, apply(solution, alternative));
-    REQUIRE(report.exercises.size() == 1);
-    const ExerciseResult& e = report.exercises.front();
-    INFO(key << ", alternative '" << alternative.name << "' (" << alternative.why << "), seed " << report.seed << ":\n"
+    const auto found = graded(alternative, false);
+    if (!found) continue;
+    const ExerciseResult& e = found->first;
+    INFO(key << ", alternative '" << alternative.name << "' (" << alternative.why << ")," << found->second << ":\n"
              << failures_of(e));
     if (!e.problem.empty()) {
       row.failed_alternatives.push_back(alternative.name + " (does not build)");
@@ -474,7 +487,7 @@ void grade_catalogue_on_gpu(const std::string& key) {
     }
     const bool any_failed = std::any_of(e.items.begin(), e.items.end(),
                                         [](const Item& item) { return item.outcome == Outcome::failed; });
-    if (!any_failed && report.count(Outcome::skipped) > 0) {
+    if (!any_failed && any_skipped(e)) {
       ++row.undecided;
       continue;
     }
@@ -485,14 +498,47 @@ void grade_catalogue_on_gpu(const std::string& key) {
 
   write_gpu_row(row);
   MESSAGE(key << ": " << fraction(row.caught, row.mutants) << " mutants caught, "
-              << fraction(row.full_marks, row.alternatives) << " alternatives with full marks (" << kGpuScore.string()
-              << ")");
-  // Skipped only when nothing failed: CTest would report a failed test that prints it skipped.
-  const bool failed = !row.survivors.empty() || !row.failed_alternatives.empty() || missed > 0;
-  if ((row.undecided > 0 || unverified) && !failed) {
-    MESSAGE("CDPLAB_TEST_SKIPPED: " << row.undecided << " mutant(s) or alternative(s) of " << key
-                                    << " left undecided: their checks were skipped (" << row.device << ")");
+              << fraction(row.full_marks, row.alternatives) << " alternatives with full marks");
+  if (row.undecided > 0 || unverified) {
+    MESSAGE(row.undecided << " mutant(s) or alternative(s) of " << key << " left undecided: their checks were skipped ("
+                          << row.device << ")");
   }
+  if (missed > 0) MESSAGE(missed << " item(s) named in caught_by kept their points");
+}
+
+/// Grades every mutant and alternative of the selected catalogues as one class, with the class
+/// grader (`cdplab grade CLASS`: builds side by side, the GPU checks of one submission at a time),
+/// then judges each catalogue.
+void grade_catalogues_on_gpu() {
+  if (!gpu_present()) {
+    MESSAGE("CDPLAB_TEST_SKIPPED: no GPU (nvidia-smi lists none): the mutants are graded on a GPU only");
+    return;
+  }
+  const auto catalogues = selected_catalogues();
+  REQUIRE_MESSAGE(!catalogues.empty(), "CDPLAB_MUTANTS names no catalogue");
+  const fs::path class_dir = kWork / "gpu" / "class";
+  const fs::path grades = kWork / "gpu" / "grades";
+  fs::remove_all(class_dir);
+  std::vector<std::string> args = {"grade", class_dir.string(), "--out", grades.string(), "--force",
+                                   "--parallel", "6", "--only"};
+  for (const auto& c : catalogues) {
+    const auto& exercise = exercise_of(c);
+    args.push_back(exercise.id);
+    const std::string solution = cdplab::files::read_text(c.solution());
+    for (const bool mutant : {true, false}) {
+      for (const Variant& v : mutant ? c.mutants : c.alternatives)
+        write_file(class_dir / submission_name(c, v, mutant) / c.chapter / exercise.file, apply(solution, v));
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto ran = cdplab_cli(args, 3 * 3600);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO("cdplab grade said:\n" << ran.output.substr(ran.output.size() > 4000 ? ran.output.size() - 4000 : 0));
+  REQUIRE_MESSAGE(ran.started, "cdplab grade did not start");
+  REQUIRE_MESSAGE(!ran.timed_out, "cdplab grade did not finish in time");
+  MESSAGE("graded the class of mutants and alternatives in " << static_cast<int>(seconds) << " s");
+  for (const auto& c : catalogues) judge_catalogue(c, grades);
+  MESSAGE("mutation score: " << kGpuScore.string());
 }
 
 }  // namespace
@@ -638,7 +684,4 @@ TEST_CASE("mutants: rules judge every mutant and alternative without a GPU") {
 
 // ----- every catalogue graded on a GPU ------------------------------------------------------
 
-#define CDPLAB_GPU_MUTANT_TEST(path) \
-  TEST_CASE("mutants graded on the GPU: " path) { grade_catalogue_on_gpu(path); }
-CDPLAB_MUTANT_CATALOGUES(CDPLAB_GPU_MUTANT_TEST)
-#undef CDPLAB_GPU_MUTANT_TEST
+TEST_CASE("mutants graded on the GPU") { grade_catalogues_on_gpu(); }
