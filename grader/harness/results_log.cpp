@@ -1,5 +1,7 @@
 #include "results_log.h"
 
+#include "poison.h"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -198,6 +200,7 @@ class ResultsListener : public doctest::IReporter {
     write_line(record);
     prepare_crash_line(tc.m_name);
     watchdog().arm(tc.m_name, state().limit_seconds);
+    if (std::strcmp(tc.m_test_suite, "gpu") == 0 && !state().device.empty()) poison_shared_memory();
   }
   void test_case_reenter(const doctest::TestCaseData&) override {}
 

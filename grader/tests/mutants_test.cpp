@@ -413,8 +413,8 @@ std::vector<Catalogue> selected_catalogues() {
 }
 
 /// Judges the graded mutants and alternatives of one catalogue (see the file's head) and writes
-/// its row.
-void judge_catalogue(const Catalogue& catalogue, const fs::path& grades) {
+/// its row; returns whether anything failed.
+bool judge_catalogue(const Catalogue& catalogue, const fs::path& grades, bool cut_short) {
   const auto& exercise = exercise_of(catalogue);
   const std::string key = catalogue.key();
   GpuRow row{key, "", catalogue.mutants.size(), 0, 0, catalogue.alternatives.size(), 0, {}, {}};
@@ -425,6 +425,10 @@ void judge_catalogue(const Catalogue& catalogue, const fs::path& grades) {
   const auto graded = [&](const Variant& v, bool mutant) -> std::optional<std::pair<ExerciseResult, std::string>> {
     const fs::path file = grades / "students" / submission_name(catalogue, v, mutant) / "result.json";
     std::ifstream in(file);
+    if (!in && cut_short) {  // the run was stopped before it came to this one
+      ++row.undecided;
+      return std::nullopt;
+    }
     if (!in) {
       FAIL_CHECK(key << ", '" << v.name << "': no report at " << file.string());
       return std::nullopt;
@@ -504,6 +508,7 @@ void judge_catalogue(const Catalogue& catalogue, const fs::path& grades) {
                           << row.device << ")");
   }
   if (missed > 0) MESSAGE(missed << " item(s) named in caught_by kept their points");
+  return !row.survivors.empty() || !row.failed_alternatives.empty() || missed > 0;
 }
 
 /// Grades every mutant and alternative of the selected catalogues as one class, with the class
@@ -530,14 +535,21 @@ void grade_catalogues_on_gpu() {
         write_file(class_dir / submission_name(c, v, mutant) / c.chapter / exercise.file, apply(solution, v));
     }
   }
+  // CDPLAB_MUTANTS_SECONDS stops the class grader after that long: what it graded by then is
+  // judged, the rest counted undecided (the test then reports itself skipped, never passed).
+  const char* limit = std::getenv("CDPLAB_MUTANTS_SECONDS");
+  const double seconds_allowed = limit != nullptr && std::atof(limit) > 0 ? std::atof(limit) : 3 * 3600;
   const auto start = std::chrono::steady_clock::now();
-  const auto ran = cdplab_cli(args, 3 * 3600);
+  const auto ran = cdplab_cli(args, seconds_allowed);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO("cdplab grade said:\n" << ran.output.substr(ran.output.size() > 4000 ? ran.output.size() - 4000 : 0));
   REQUIRE_MESSAGE(ran.started, "cdplab grade did not start");
-  REQUIRE_MESSAGE(!ran.timed_out, "cdplab grade did not finish in time");
-  MESSAGE("graded the class of mutants and alternatives in " << static_cast<int>(seconds) << " s");
-  for (const auto& c : catalogues) judge_catalogue(c, grades);
+  MESSAGE((ran.timed_out ? "stopped the class grader after " : "graded the class of mutants and alternatives in ")
+          << static_cast<int>(seconds) << " s");
+  bool failed = false;
+  for (const auto& c : catalogues) failed = judge_catalogue(c, grades, ran.timed_out) || failed;
+  // Skipped only when nothing failed: CTest would report a failed test that prints it skipped.
+  if (ran.timed_out && !failed) MESSAGE("CDPLAB_TEST_SKIPPED: the class grader was stopped before it graded every variant");
   MESSAGE("mutation score: " << kGpuScore.string());
 }
 

@@ -8,6 +8,7 @@
 #include "cdplab/random.h"
 #include "cdplab/streams.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -107,6 +108,23 @@ GPU_CHECK("items without work") {
     const ExpandRun run = expect_expansion(sparse, values, how);
     const auto verdict = oracle::judge_child_grids(sparse, how, run.child_grids);
     CHECK_MESSAGE(verdict.ok, verdict.message);
+  }
+  // The smallest total that needs a child: every warp with exactly one output (at a different
+  // lane in each), and one output in all (one warp and one block with a total of 1).
+  std::vector<unsigned> one_per_warp(oracle::kItemsPerWarp * 300 + 5, 0);
+  for (std::size_t first = 0; first < one_per_warp.size(); first += oracle::kItemsPerWarp) {
+    const std::size_t lanes = std::min<std::size_t>(oracle::kItemsPerWarp, one_per_warp.size() - first);
+    one_per_warp[first + (first / oracle::kItemsPerWarp) % lanes] = 1;
+  }
+  std::vector<unsigned> one_output(5000, 0);
+  one_output[4321] = 1;
+  for (const auto* counts : {&one_per_warp, &one_output}) {
+    const auto one_values = random_values(rng, counts->size());
+    for (const Aggregation how : {Aggregation::per_warp, Aggregation::per_block}) {
+      const ExpandRun run = expect_expansion(*counts, one_values, how);
+      const auto verdict = oracle::judge_child_grids(*counts, how, run.child_grids);
+      CHECK_MESSAGE(verdict.ok, verdict.message);
+    }
   }
   // No item has work at all: no child may run, and every slot stays 0.
   const std::vector<unsigned> idle(3000, 0);
