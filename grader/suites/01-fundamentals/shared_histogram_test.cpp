@@ -8,6 +8,10 @@
 #include <cstddef>
 #include <vector>
 
+// Counters never zeroed must meet the poisoned shared memory (poison.h), which another process's
+// kernels on the GPU would scrub between the poisoning and the check: these checks run alone.
+CDPLAB_SUITE_RUNS_ALONE;
+
 namespace {
 
 namespace oracle = cdplab::oracle::fundamentals;
