@@ -146,7 +146,7 @@ function(cdplab_reference_suite chapter stem suite_source suite_target checks_ta
     set(${out} "$<TARGET_FILE:${suite_target}>" PARENT_SCOPE)
     return()
   endif()
-  cdplab_kit_reference(${suite_target} from_kit)
+  cdplab_kit_value(REFERENCE ${suite_target} from_kit)
   if(from_kit)
     set(${out} "${from_kit}" PARENT_SCOPE)
     return()

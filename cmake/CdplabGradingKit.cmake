@@ -33,10 +33,11 @@ endif()
 set_property(GLOBAL PROPERTY CDPLAB_KIT_LINES "")
 set_property(GLOBAL PROPERTY CDPLAB_KIT_TARGETS "")
 
-# The kit's objects of a piece, when this tree links them instead of compiling the piece.
-function(_cdplab_kit_objects_of piece out)
-  if(CDPLAB_KIT_IN_USE AND DEFINED CDPLAB_KIT_OBJECTS_${piece})
-    set(${out} "${CDPLAB_KIT_OBJECTS_${piece}}" PARENT_SCOPE)
+# What the kit in use says of a piece (`kind` OBJECTS: its object files; REFERENCE: the reference
+# suite of a suite); empty without a kit, or when the kit has none.
+function(cdplab_kit_value kind piece out)
+  if(CDPLAB_KIT_IN_USE AND DEFINED CDPLAB_KIT_${kind}_${piece})
+    set(${out} "${CDPLAB_KIT_${kind}_${piece}}" PARENT_SCOPE)
   else()
     set(${out} "" PARENT_SCOPE)
   endif()
@@ -52,7 +53,7 @@ endfunction()
 # cdplab_kit_library(<target> <sources>...): a static library of the kit, compiled here or
 # archived from the kit's objects. Its usage requirements are set by the caller either way.
 function(cdplab_kit_library target)
-  _cdplab_kit_objects_of(${target} objects)
+  cdplab_kit_value(OBJECTS ${target} objects)
   if(objects)
     add_library(${target} STATIC ${objects})
     set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
@@ -67,7 +68,7 @@ endfunction()
 # compiled here, or the kit's objects; LIBRARIES give the headers they include.
 function(cdplab_kit_checks target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;LIBRARIES")
-  _cdplab_kit_objects_of(${target} objects)
+  cdplab_kit_value(OBJECTS ${target} objects)
   if(objects)
     add_library(${target} INTERFACE)
     target_sources(${target} INTERFACE ${objects})
@@ -76,15 +77,6 @@ function(cdplab_kit_checks target)
     add_library(${target} OBJECT ${arg_SOURCES})
     target_link_libraries(${target} PUBLIC ${arg_LIBRARIES})
     _cdplab_kit_record(${target})
-  endif()
-endfunction()
-
-# The reference suite the kit offers for a suite's speed checks; empty when it has none.
-function(cdplab_kit_reference suite_target out)
-  if(CDPLAB_KIT_IN_USE AND DEFINED CDPLAB_KIT_REFERENCE_${suite_target})
-    set(${out} "${CDPLAB_KIT_REFERENCE_${suite_target}}" PARENT_SCOPE)
-  else()
-    set(${out} "" PARENT_SCOPE)
   endif()
 endfunction()
 
