@@ -80,7 +80,7 @@ function(cdplab_add_chapter chapter)
                            "${oracle_target}" reference)
     cdplab_add_suite(${suite_target} NAME "${test_name}" REFERENCE "${reference}"
                      LIBRARIES ${checks_target} ${exercise_target} ${oracle_target})
-    if(reference MATCHES "TARGET_FILE:reference_")
+    if(TARGET reference_${suite_target})
       add_dependencies(${suite_target} reference_${suite_target})  # the twin is built whenever the suite is
     endif()
     # One CTest test per check ("01-fundamentals/child_grids/<check>"): a crash or a hang in

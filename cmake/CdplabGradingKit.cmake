@@ -88,9 +88,10 @@ function(cdplab_kit_record_reference suite_target executable_target)
 endfunction()
 
 # cdplab_add_suite(<target> NAME <suite> [REFERENCE <executable>] [SOURCES <files>...]
-#                  LIBRARIES <libraries>...): a suite executable: the checks and the code under
-# test come in LIBRARIES (or SOURCES); main() is the harness's (harness/suite_main.cpp). Its name and reference twin go into a small generated file,
-# so that nothing else is compiled per suite.
+#                  LIBRARIES <libraries>...): a suite executable. The checks and the code under
+# test come in LIBRARIES (or SOURCES); main() is the harness's (harness/suite_main.cpp). The
+# suite's name and reference twin go into a small generated file, so that nothing else is
+# compiled per suite.
 function(cdplab_add_suite target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "NAME;REFERENCE" "SOURCES;LIBRARIES")
   set(identity "${PROJECT_BINARY_DIR}/suite-identity/${target}.cpp")

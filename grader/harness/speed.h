@@ -13,8 +13,8 @@
 /// times are compared (other work on the GPU only ever adds time). Each side judges the output
 /// of its first timed run: the checks of the suite judge correctness, the speed check only
 /// makes sure that what it timed is right, and judging a large output on the host takes far
-/// longer than the call it timed. Without a reference twin (a student release has no solutions/) the check is
-/// reported skipped, never passed.
+/// longer than the call it timed. Without a reference twin (a student release has no
+/// solutions/) the check is reported skipped, never passed.
 #pragma once
 
 #include "cdplab/random.h"
