@@ -17,6 +17,17 @@ using cdplab::streams::kQuicksortMaxDepth;
 
 namespace {
 
+/// The most ranges longer than `leaf` values that a recursion halving `n` values can meet in its
+/// first `levels` levels: at most 2^d at depth d, and at most n / (leaf + 1) at any one depth
+/// (they do not overlap).
+std::size_t most_ranges_above(std::size_t n, std::size_t leaf, int levels) {
+  const std::size_t per_level_limit = n / (leaf + 1);
+  std::size_t ranges = 0;
+  std::size_t per_level = 1;
+  for (int depth = 0; depth < levels; ++depth, per_level *= 2) ranges += std::min(per_level, per_level_limit);
+  return ranges;
+}
+
 // ----- quicksort helpers ----------------------------------------------------------------
 
 /// The exercise's given partition of data[left .. right] (both included, more than two
@@ -142,13 +153,8 @@ std::vector<int> organ_pipe(std::size_t count, int base) {
 // ----- quicksort: reference -------------------------------------------------------------
 
 std::size_t max_sort_grids(std::size_t n) {
-  const std::size_t per_level_limit = n / (std::size_t{kBlockSortSize} + 1);
-  std::size_t interior = 0;
-  std::size_t per_level = 1;
-  for (int depth = 0; depth < kQuicksortMaxDepth; ++depth, per_level *= 2) {
-    interior += std::min(per_level, per_level_limit);
-  }
-  return 1 + 2 * interior;
+  // The root, and two children for each range that is split.
+  return 1 + 2 * most_ranges_above(n, kBlockSortSize, kQuicksortMaxDepth);
 }
 
 std::size_t largest_range_at_depth_limit(const std::vector<int>& values) {
@@ -240,13 +246,7 @@ Verdict judge_sort_run(const std::vector<int>& input, const SortRun& run) {
 // ----- fast quicksort -------------------------------------------------------------------
 
 std::size_t max_fast_sort_partitions(std::size_t n) {
-  const std::size_t per_level_limit = n / (std::size_t{kFastSortBlockMax} + 1);
-  std::size_t partitions = 0;
-  std::size_t per_level = 1;
-  for (int depth = 0; depth < kFastSortMaxDepth; ++depth, per_level *= 2) {
-    partitions += std::min(per_level, per_level_limit);
-  }
-  return partitions;
+  return most_ranges_above(n, kFastSortBlockMax, kFastSortMaxDepth);
 }
 
 Verdict judge_fast_sort_run(const std::vector<int>& input, const FastSortRun& run) {
