@@ -66,7 +66,7 @@ message = "Hand the reduction to a tail launch."
   const RuleSpec flags =
       rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"");
   CHECK(flags.flags == "non_blocking");
-  CHECK(rule_kinds().size() == 7);
+  CHECK(rule_kinds().size() == 10);
 }
 
 TEST_CASE("parse_rule names the key at fault") {
@@ -158,6 +158,12 @@ TEST_CASE("describe says what a rule expects") {
         "h performs atomic operations on __shared__ memory");
   CHECK(describe(rule_from("kind = \"no_private_pointers\"")) ==
         "no launch hands a child an address of local or __shared__ memory");
+  CHECK(describe(rule_from("kind = \"distinct_streams\"\nkernel = \"q\"\nchild = \"q\"")) ==
+        "q launches q into a different stream at each launch site");
+  CHECK(describe(rule_from("kind = \"barrier_before_shared_atomics\"\nkernel = \"h\"")) ==
+        "h has a barrier (__syncthreads) between its stores to __shared__ memory and the atomics on it");
+  CHECK(describe(rule_from("kind = \"barrier_before_launch\"\nkernel = \"p\"")).rfind(
+            "p has a barrier (__syncthreads) between the block's stores and each launch", 0) == 0);
 }
 
 TEST_CASE("rule launches passes and fails") {
@@ -375,4 +381,51 @@ TEST_CASE("evaluate refuses a rule parse_rule would refuse") {
   RuleSpec no_kernel;
   no_kernel.kind = "recursion";
   CHECK_THROWS_AS(evaluate(no_kernel, graph), std::invalid_argument);
+}
+
+TEST_CASE("rule distinct_streams fails only when two launches certainly share a stream") {
+  const std::string rule = "kind = \"distinct_streams\"\nchild = \"half\"\nkernel = ";
+  const RuleVerdict apart = judge(rule + "\"halves_apart\"", "stream_pairs");
+  CHECK(apart.passed);
+  CHECK(contains(apart.found, "the 2 launches of half from halves_apart into named streams use different stream variables"));
+  const RuleVerdict together = judge(rule + "\"halves_together\"", "stream_pairs");
+  CHECK_FALSE(together.passed);
+  CHECK(contains(together.found, "go into the same stream"));
+  CHECK(contains(together.found, "PTX line"));
+  // A variable written again between the launches holds another stream.
+  CHECK(judge(rule + "\"reuse_variable\"", "stream_pairs").passed);
+  // The stream the kernel was handed: the same for both launches.
+  CHECK_FALSE(judge(rule + "\"forward_twice\"", "stream_pairs").passed);
+  // Streams in an array, one per trip of a loop (nvcc unrolls it): a variable each.
+  CHECK(judge(rule + "\"halves_in_loop\"", "stream_pairs").passed);
+  // No launch into a named stream at all: nothing the rule asks for.
+  const RuleVerdict none = judge("kind = \"distinct_streams\"\nkernel = \"half\"", "stream_pairs");
+  CHECK_FALSE(none.passed);
+  CHECK(none.found == "half launches no kernels into a named stream");
+}
+
+TEST_CASE("rule barrier_before_shared_atomics passes and fails") {
+  CHECK(judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"count_guarded\"", "barriers").passed);
+  const RuleVerdict unguarded = judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"count_unguarded\"", "barriers");
+  CHECK_FALSE(unguarded.passed);
+  CHECK(contains(unguarded.found, "the shared-memory atomic at PTX line "));
+  CHECK(contains(unguarded.found, "follows the store to __shared__ memory at PTX line "));
+  CHECK(contains(unguarded.found, "with no barrier in between"));
+  // A warp barrier orders what one warp does with its own counters.
+  CHECK(judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"count_warp_private\"", "barriers").passed);
+  const RuleVerdict none = judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"publish_guarded\"", "barriers");
+  CHECK_FALSE(none.passed);
+  CHECK(none.found == "publish_guarded performs no atomic on __shared__ memory");
+}
+
+TEST_CASE("rule barrier_before_launch passes and fails") {
+  const RuleVerdict guarded = judge("kind = \"barrier_before_launch\"\nkernel = \"publish_guarded\"", "barriers");
+  CHECK(guarded.passed);
+  CHECK(guarded.found == "a barrier lies between publish_guarded's stores and each of its launches");
+  const RuleVerdict unguarded = judge("kind = \"barrier_before_launch\"\nkernel = \"publish_unguarded\"", "barriers");
+  CHECK_FALSE(unguarded.passed);
+  CHECK(contains(unguarded.found, "the launch at PTX line "));
+  CHECK(contains(unguarded.found, "follows the store to memory at PTX line "));
+  CHECK(judge("kind = \"barrier_before_launch\"\nkernel = \"publish_nothing\"", "barriers").passed);
+  CHECK_FALSE(judge("kind = \"barrier_before_launch\"\nkernel = \"count_guarded\"", "barriers").passed);
 }

@@ -100,6 +100,7 @@ struct CallSite {
 struct LaunchSite {
   std::string child;  // the child's symbol; empty when not known
   StreamKind stream = StreamKind::null_stream;
+  std::string stream_source;  // Launch::stream_source
   unsigned taint = 0;
   int line = 0;
 };
@@ -111,6 +112,8 @@ struct FunctionFacts {
   std::vector<HeapCall> allocations;
   std::vector<HeapCall> deallocations;
   std::vector<Atomic> atomics;
+  std::vector<Unguarded> unguarded_shared_atomics;
+  std::vector<Unguarded> unguarded_launches;
   std::vector<std::string> callees;
   std::vector<CallSite> calls;  // the calls of `callees`, with their arguments' taint
 };
@@ -198,6 +201,66 @@ std::map<std::string, unsigned> address_taint(const ptx::Function& function,
   return taint;
 }
 
+// The offsets into the function's stack frame that registers hold: `mov %r, %SP` (or %SPL, or
+// the depot symbol) and `add %r, <frame register>, <constant>`, when a register is defined once.
+class FrameOffsets {
+ public:
+  FrameOffsets(const ptx::Function& function, const ptx::Module& module) : module_(module) {
+    for (const auto& ins : function.body) {
+      const std::string base = opcode_base(ins.opcode);
+      if ((base != "mov" && base != "add") || ins.operands.size() < 2) continue;
+      for (const auto& reg : ptx::registers_in(ins.operands[0])) definitions_[reg].push_back(&ins);
+    }
+  }
+
+  // The frame offset an operand holds ("%rd2", or an address "[%rd2+8]" read as %rd2 + 8).
+  std::optional<long long> of(const std::string& operand) const {
+    std::string text = operand;
+    long long extra = 0;
+    if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
+      text = text.substr(1, text.size() - 2);
+      const std::size_t plus = text.find('+');
+      if (plus != std::string::npos) {
+        const std::string offset = text.substr(plus + 1);
+        if (!ptx::is_integer_literal(offset)) return std::nullopt;
+        extra = ptx::integer_value(offset);
+        text = text.substr(0, plus);
+      }
+    }
+    std::set<std::string> visiting;
+    const auto base = offset_of(text, visiting);
+    if (!base) return std::nullopt;
+    return *base + extra;
+  }
+
+ private:
+  std::optional<long long> offset_of(const std::string& operand, std::set<std::string>& visiting) const {
+    if (operand == "%SP" || operand == "%SPL" || module_.local_symbols.count(operand)) return 0;
+    const auto it = definitions_.find(operand);
+    if (it == definitions_.end() || it->second.size() != 1 || !visiting.insert(operand).second) return std::nullopt;
+    const Instruction& ins = *it->second.front();
+    if (opcode_base(ins.opcode) == "mov") return offset_of(ins.operands[1], visiting);
+    if (ins.operands.size() != 3) return std::nullopt;
+    for (int frame = 1; frame <= 2; ++frame) {
+      const std::string& constant = ins.operands[3 - frame];
+      if (!ptx::is_integer_literal(constant)) continue;
+      if (const auto base = offset_of(ins.operands[frame], visiting)) return *base + ptx::integer_value(constant);
+    }
+    return std::nullopt;
+  }
+
+  const ptx::Module& module_;
+  std::map<std::string, std::vector<const Instruction*>> definitions_;
+};
+
+// Whether an opcode waits for other threads: a block barrier (`bar.sync`, `barrier.sync`,
+// `bar.red` of __syncthreads_count and friends) or a warp barrier (`bar.warp.sync`).
+// `bar.arrive` does not wait.
+bool is_barrier(const std::string& opcode) {
+  const std::string base = opcode_base(opcode);
+  return (base == "bar" || base == "barrier") && !has_component(opcode, "arrive");
+}
+
 StreamKind stream_kind(const std::optional<long long>& handle) {
   if (!handle) return StreamKind::named;
   switch (*handle) {
@@ -219,6 +282,7 @@ StreamKind stream_kind(const std::optional<long long>& handle) {
 FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module& module) {
   FunctionFacts facts;
   const Values values(function);
+  const FrameOffsets frame(function, module);
   const std::map<std::string, unsigned> taint = address_taint(function, module);
   // The taint of an operand: its registers', or a shared or local symbol's own.
   auto taint_of = [&](const std::string& operand) {
@@ -253,6 +317,17 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     const std::string value = values.resolve(operand);
     return ptx::is_symbol(value) ? value : std::string();
   };
+  // Where registers got the values they hold, as far as a stream handle needs it: a variable of
+  // the frame (with how often that variable had been written when it was read) or a kernel
+  // parameter. A later definition of the register replaces its source.
+  std::map<long long, int> frame_writes;
+  std::map<std::string, std::string> source_of;
+  auto note_frame_write = [&](const std::string& address) {
+    if (const auto offset = frame.of(address)) ++frame_writes[*offset];
+  };
+  // The last store to shared memory, and to any memory, not yet followed by a barrier (0: none).
+  int shared_store = 0;
+  int memory_store = 0;
 
   for (const Instruction& ins : function.body) {
     const std::string base = opcode_base(ins.opcode);
@@ -266,17 +341,43 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       continue;
     }
     if (ins.opcode.rfind("ld.param", 0) == 0 && ops.size() == 2) {
-      if (pending_buffer != kNoBuffer && ptx::address_base(ops[1]).rfind("retval", 0) == 0) {
+      const std::string address = ptx::address_base(ops[1]);
+      if (pending_buffer != kNoBuffer && address.rfind("retval", 0) == 0) {
         for (const auto& reg : ptx::registers_in(ops[0])) buffer_of[reg] = pending_buffer;
         pending_buffer = kNoBuffer;
       }
+      for (const auto& reg : ptx::registers_in(ops[0]))
+        source_of[reg] = function.is_kernel && parameter_bit(address) ? "parameter " + address : std::string();
+      continue;
+    }
+    if (base == "ld" && ops.size() == 2) {
+      const auto offset = frame.of(ops[1]);
+      for (const auto& reg : ptx::registers_in(ops[0]))
+        source_of[reg] = offset ? "frame " + std::to_string(*offset) + " #" + std::to_string(frame_writes[*offset])
+                                : std::string();
+      continue;
+    }
+    if (is_barrier(ins.opcode)) {
+      shared_store = memory_store = 0;
       continue;
     }
     if (base == "st" && ops.size() >= 2) {
       if (const auto buffer = buffer_in(ops[0])) {
         for (std::size_t i = 1; i < ops.size(); ++i) buffers[*buffer].taint |= taint_of(ops[i]);
+        continue;
       }
+      note_frame_write(ops[0]);
+      const unsigned target = taint_of(ptx::address_base(ops[0]));
+      const bool local = has_component(ins.opcode, "local") || (target & kLocal);
+      const bool shared = has_component(ins.opcode, "shared") || (target & kShared);
+      if (shared) shared_store = ins.line;
+      if (!local) memory_store = ins.line;
       continue;
+    }
+    if (base == "mov" && ops.size() == 2) {  // a copy keeps the source of what it copies
+      const auto it = source_of.find(ops[1]);
+      for (const auto& reg : ptx::registers_in(ops[0]))
+        source_of[reg] = it != source_of.end() ? it->second : std::string();
     }
     if (derives_address(base) && ops.size() >= 2) {
       for (std::size_t i = 1; i < ops.size(); ++i)
@@ -294,6 +395,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       else if (has_component(ins.opcode, "global"))
         atomic.space = AddressSpace::global;
       facts.atomics.push_back(atomic);
+      if (atomic.space == AddressSpace::shared && shared_store != 0)
+        facts.unguarded_shared_atomics.push_back({{ins.line, {}}, shared_store});
       continue;
     }
     if (base != "call") continue;
@@ -316,7 +419,13 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       const bool v2 = callee == kLaunchV2;
       LaunchSite site;
       site.line = ins.line;
-      site.stream = stream_kind(values.integer(argument(v2 ? 1 : 5)));
+      const std::string stream = argument(v2 ? 1 : 5);
+      site.stream = stream_kind(values.integer(stream));
+      if (site.stream == StreamKind::named) {
+        const auto it = source_of.find(stream);
+        if (it != source_of.end()) site.stream_source = it->second;
+      }
+      if (memory_store != 0) facts.unguarded_launches.push_back({{ins.line, {}}, memory_store});
       if (const auto buffer = buffer_in(argument(v2 ? 0 : 1))) {
         site.child = buffers[*buffer].child;
         site.taint = buffers[*buffer].taint;
@@ -324,6 +433,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       if (!v2) site.child = symbol(argument(0));
       facts.launches.push_back(site);
     } else if (callee == kStreamCreate) {
+      note_frame_write(argument(0));
       StreamCreation creation{{ins.line, {}}, std::nullopt};
       if (const auto flags = values.integer(argument(1)))
         creation.flags = static_cast<unsigned>(*flags);
@@ -331,6 +441,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     } else if (!heap.empty()) {
       (allocates ? facts.allocations : facts.deallocations).push_back({{ins.line, {}}, heap});
     } else if (const ptx::Function* target = module.find(callee); target && target->defined) {
+      shared_store = memory_store = 0;  // the function may hold a barrier: nothing certain
       facts.callees.push_back(target->name);
       CallSite call_site{target->name, {}};
       for (std::size_t i = 0; i < call.arguments.size(); ++i) call_site.argument_taint.push_back(taint_of(argument(i)));
@@ -573,6 +684,7 @@ LaunchGraph analyze_ptx(std::string_view text) {
           launch.child = kernel_for(site.child, child && child->defined);
         }
         launch.stream = site.stream;
+        launch.stream_source = site.stream_source;
         const unsigned taint = private_taint.at(symbol)[static_cast<std::size_t>(&site - own.launches.data())];
         launch.passes_local_address = (taint & kLocal) != 0;
         launch.passes_shared_address = (taint & kShared) != 0;
@@ -585,6 +697,8 @@ LaunchGraph analyze_ptx(std::string_view text) {
       for (const auto& a : own.allocations) kernel.allocations.push_back(attributed(a));
       for (const auto& d : own.deallocations) kernel.deallocations.push_back(attributed(d));
       for (const auto& a : own.atomics) kernel.atomics.push_back(attributed(a));
+      for (const auto& u : own.unguarded_shared_atomics) kernel.unguarded_shared_atomics.push_back(attributed(u));
+      for (const auto& u : own.unguarded_launches) kernel.unguarded_launches.push_back(attributed(u));
     }
   }
   return graph;

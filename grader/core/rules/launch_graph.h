@@ -82,6 +82,15 @@ struct Atomic {
   std::string instruction;  ///< the opcode: "atom.shared.add.u32"
 };
 
+/// An instruction left unguarded by a barrier: a shared-memory atomic, or a launch, that follows
+/// a store to memory with no block barrier (`__syncthreads()`, `bar.sync`) or warp barrier
+/// (`__syncwarp()`) in between, in the text order of one function's body. A call of another
+/// device function counts as a barrier (it may hold one), so only what is certain is reported.
+struct Unguarded {
+  Site site;       ///< the atomic or the launch
+  int store_line;  ///< the store it follows, PTX line
+};
+
 /// A kernel of the exercise, or a kernel it launches that is only declared there.
 struct Kernel {
   std::string mangled;         ///< the PTX symbol: "_ZN3lab5childEPii"
@@ -93,6 +102,11 @@ struct Kernel {
   std::vector<HeapCall> allocations;    ///< device `cudaMalloc` / `malloc`
   std::vector<HeapCall> deallocations;  ///< device `cudaFree` / `free`
   std::vector<Atomic> atomics;
+  /// Shared-memory atomics after a store to shared memory with no barrier in between.
+  std::vector<Unguarded> unguarded_shared_atomics;
+  /// Launches after a store to global or shared memory with no barrier in between: the
+  /// child sees the launching thread's own writes, not those of the other threads.
+  std::vector<Unguarded> unguarded_launches;
 
   bool creates_stream() const { return !stream_creations.empty(); }
   bool device_malloc() const { return !allocations.empty(); }
@@ -111,6 +125,10 @@ struct Launch {
   StreamKind stream = StreamKind::null_stream;
   bool passes_local_address = false;   ///< a parameter holds an address of a local variable
   bool passes_shared_address = false;  ///< a parameter holds an address of `__shared__` memory
+  /// For a named stream: where its handle was read, when the checker can tell ("frame 8 #1": the
+  /// local variable at offset 8 as written by its first creation; "parameter p"; or the
+  /// register). Two launches with the same non-empty source go into the same stream.
+  std::string stream_source;
   Site site;                           ///< the `__cudaCDP2LaunchDevice*` call
 };
 

@@ -26,6 +26,9 @@ const std::vector<KindKeys>& kind_keys() {
       {"device_free", false, {"kernel"}},
       {"shared_atomics", true, {"kernel"}},
       {"no_private_pointers", false, {"kernel"}},
+      {"distinct_streams", true, {"kernel", "child"}},
+      {"barrier_before_shared_atomics", true, {"kernel"}},
+      {"barrier_before_launch", true, {"kernel"}},
   };
   return table;
 }
@@ -277,6 +280,56 @@ RuleVerdict check_no_private_pointers(const RuleSpec& rule, const LaunchGraph& g
                            " passes a local or __shared__ address");
 }
 
+RuleVerdict check_distinct_streams(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  const std::vector<std::size_t> children = rule.child.empty() ? std::vector<std::size_t>{} : graph.find_all(rule.child);
+  const std::string who = graph.label(kernels.front());
+  const std::string what = rule.child.empty() ? "kernels" : graph.label(children.empty() ? kernels.front() : children.front());
+  std::vector<const Launch*> named;
+  for (const Launch* launch : launches_from(graph, kernels)) {
+    const bool child_matches = rule.child.empty() || std::find(children.begin(), children.end(), launch->child) != children.end();
+    if (child_matches && launch->stream == StreamKind::named) named.push_back(launch);
+  }
+  for (std::size_t i = 0; i < named.size(); ++i)
+    for (std::size_t j = i + 1; j < named.size(); ++j)
+      if (!named[i]->stream_source.empty() && named[i]->stream_source == named[j]->stream_source)
+        return verdict(false, "the launches of " + what + " at " + where(named[i]->site) + " and " +
+                                  where(named[j]->site) + " go into the same stream (the same stream variable, "
+                                  "not written between them): the second grid starts only after the first "
+                                  "and everything it launched have finished");
+  if (named.empty()) return verdict(false, who + " launches no " + what + " into a named stream");
+  if (named.size() == 1)
+    return verdict(true, who + " launches " + what + " into a named stream from one launch site (" +
+                             where(named.front()->site) + ")");
+  return verdict(true, "the " + std::to_string(named.size()) + " launches of " + what + " from " + who +
+                           " into named streams use different stream variables");
+}
+
+// A barrier rule's verdict: the first unguarded instruction of the kernels fails it.
+RuleVerdict check_barrier(const RuleSpec& rule, const LaunchGraph& graph, bool launches) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  const std::string who = graph.label(kernels.front());
+  std::vector<const Unguarded*> found;
+  bool any = false;
+  for (std::size_t k : kernels) {
+    const Kernel& kernel = graph.kernels[k];
+    any = any || (launches ? !launches_from(graph, {k}).empty() : kernel.shared_atomics());
+    for (const auto& u : launches ? kernel.unguarded_launches : kernel.unguarded_shared_atomics) found.push_back(&u);
+  }
+  if (!found.empty()) {
+    const Unguarded& first = *found.front();
+    const std::string target = launches ? "the launch at " : "the shared-memory atomic at ";
+    const std::string store = launches ? "the store to memory at PTX line " : "the store to __shared__ memory at PTX line ";
+    return verdict(false, target + where(first.site) + " follows " + store + std::to_string(first.store_line) +
+                              " with no barrier in between" +
+                              more(found.size() - 1, launches ? "launches" : "atomics"));
+  }
+  if (!any)
+    return verdict(false, who + (launches ? " launches nothing from device code" : " performs no atomic on __shared__ memory"));
+  return verdict(true, launches ? "a barrier lies between " + who + "'s stores and each of its launches"
+                                : "a barrier lies between " + who + "'s stores to __shared__ memory and its atomics on it");
+}
+
 }  // namespace
 
 const std::vector<std::string>& rule_kinds() {
@@ -360,6 +413,14 @@ std::string describe(const RuleSpec& rule) {
   if (rule.kind == "no_private_pointers")
     return std::string("no launch") + (rule.kernel.empty() ? "" : " from " + rule.kernel) +
            " hands a child an address of local or __shared__ memory";
+  if (rule.kind == "distinct_streams")
+    return rule.kernel + " launches " + (rule.child.empty() ? "its children" : rule.child) +
+           " into a different stream at each launch site";
+  if (rule.kind == "barrier_before_shared_atomics")
+    return rule.kernel + " has a barrier (__syncthreads) between its stores to __shared__ memory and the atomics on it";
+  if (rule.kind == "barrier_before_launch")
+    return rule.kernel + " has a barrier (__syncthreads) between the block's stores and each launch, so that the "
+                         "child sees every thread's writes";
   return "a rule of unknown kind " + quoted(rule.kind);
 }
 
@@ -382,6 +443,10 @@ RuleVerdict evaluate(const RuleSpec& rule, const LaunchGraph& graph) {
     result = check_heap(rule, graph, rule.kind == "device_malloc");
   } else if (rule.kind == "shared_atomics") {
     result = check_shared_atomics(rule, graph);
+  } else if (rule.kind == "distinct_streams") {
+    result = check_distinct_streams(rule, graph);
+  } else if (rule.kind == "barrier_before_shared_atomics" || rule.kind == "barrier_before_launch") {
+    result = check_barrier(rule, graph, rule.kind == "barrier_before_launch");
   } else {
     result = check_no_private_pointers(rule, graph);
   }

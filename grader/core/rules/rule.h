@@ -11,6 +11,9 @@
 /// | `device_free` | `kernel` (optional) | likewise `cudaFree` or `free` |
 /// | `shared_atomics` | `kernel` | `kernel` performs atomic operations on `__shared__` memory |
 /// | `no_private_pointers` | `kernel` (optional) | no launch (from `kernel`, or from any kernel) hands a child an address of local or `__shared__` memory |
+/// | `distinct_streams` | `kernel`, `child` (optional) | no two launch sites of `kernel` (of `child`) into named streams certainly use the same stream: the same stream variable, not written in between, or the same parameter |
+/// | `barrier_before_shared_atomics` | `kernel` | no shared-memory atomic of `kernel` follows a store to `__shared__` memory without a barrier in between (in PTX text order) |
+/// | `barrier_before_launch` | `kernel` | no launch of `kernel` follows a store to global or `__shared__` memory without a barrier in between, so the child sees what every thread wrote |
 ///
 /// Every rule may carry `points` (default 0) and a `message`: advice shown when it fails.
 #pragma once
