@@ -22,6 +22,17 @@ std::uint64_t run_seed() {
 
 void advise_on_hang(const std::string& advice) { ResultsLog::advise_on_hang(advice); }
 
+bool under_sanitizer() {
+  const char* value = std::getenv("CDPLAB_UNDER_SANITIZER");
+  return value != nullptr && std::string(value) == "1";
+}
+
+bool skip_under_sanitizer(const std::string& why) {
+  if (!under_sanitizer()) return false;
+  ResultsLog::skip_running_check("not run under compute-sanitizer: " + why);
+  return true;
+}
+
 Random check_rng() {
   const auto* options = doctest::getContextOptions();
   const char* name = options != nullptr && options->currentTest != nullptr
