@@ -697,3 +697,69 @@ TEST_CASE("mutants: rules judge every mutant and alternative without a GPU") {
 // ----- every catalogue graded on a GPU ------------------------------------------------------
 
 TEST_CASE("mutants graded on the GPU") { grade_catalogues_on_gpu(); }
+
+// ----- every reference through compute-sanitizer -------------------------------------------
+
+// The sanitizer stage must pass every reference (the errors an exercise provokes on purpose are
+// not findings) and still find a student's real memory error: child_grids' child-bound-inclusive
+// mutant reads and writes one element past the end of the input and output arrays.
+TEST_CASE("references graded with --sanitize: no finding, and an out-of-bounds write is found") {
+  if (!gpu_present()) {
+    MESSAGE("CDPLAB_TEST_SKIPPED: no GPU (nvidia-smi lists none): compute-sanitizer needs one");
+    return;
+  }
+  const fs::path class_dir = kWork / "sanitize" / "class";
+  const fs::path grades = kWork / "sanitize" / "grades";
+  fs::remove_all(class_dir);
+  fs::create_directories(class_dir);
+  fs::copy(kRoot / "solutions", class_dir / "references", fs::copy_options::recursive);
+  const Catalogue* child_grids = nullptr;
+  const auto catalogues = read_catalogues();
+  for (const auto& c : catalogues)
+    if (c.key() == "01-fundamentals/child_grids") child_grids = &c;
+  REQUIRE(child_grids != nullptr);
+  const auto oob = std::find_if(child_grids->mutants.begin(), child_grids->mutants.end(),
+                                [](const Variant& v) { return v.name == "child-bound-inclusive"; });
+  REQUIRE(oob != child_grids->mutants.end());
+  const auto& exercise = exercise_of(*child_grids);
+  const std::string solution = cdplab::files::read_text(child_grids->solution());
+  write_file(class_dir / "out-of-bounds" / child_grids->chapter / exercise.file, apply(solution, *oob));
+
+  const auto ran = cdplab_cli({"grade", class_dir.string(), "--out", grades.string(), "--force", "--sanitize",
+                               "--parallel", "2"},
+                              3600);
+  INFO("cdplab grade said:\n" << ran.output.substr(ran.output.size() > 4000 ? ran.output.size() - 4000 : 0));
+  REQUIRE(ran.started);
+  auto report_of = [&](const std::string& student) {
+    std::ifstream in(grades / "students" / student / "result.json");
+    REQUIRE_MESSAGE(in, "no report for " << student);
+    return cdplab::report::from_json(nlohmann::json::parse(in));
+  };
+  const auto references = report_of("references");
+  std::size_t sanitized = 0;
+  for (const auto& e : references.exercises) {
+    for (const auto& item : e.items) {
+      INFO(e.file << ": " << item.name << ": " << item.feedback);
+      if (item.name.rfind("compute-sanitizer", 0) == 0) {
+        CHECK(item.outcome != Outcome::failed);
+        if (item.outcome == Outcome::passed) ++sanitized;
+      } else {
+        CHECK(item.outcome == Outcome::passed);
+      }
+    }
+  }
+  MESSAGE("compute-sanitizer passed " << sanitized << " reference suites on " << references.device);
+  CHECK(sanitized > 0);
+  const auto mutant = report_of("out-of-bounds");
+  bool found = false;
+  for (const auto& e : mutant.exercises)
+    for (const auto& item : e.items)
+      if (e.id == exercise.id && item.name == "compute-sanitizer memcheck") {
+        INFO(item.feedback);
+        CHECK(item.outcome == Outcome::failed);
+        CHECK(item.feedback.find("Invalid __global__") != std::string::npos);
+        found = true;
+      }
+  CHECK_MESSAGE(found, "the out-of-bounds submission has no compute-sanitizer memcheck item");
+}
+

@@ -73,11 +73,45 @@ TEST_CASE("sanitizer: long findings are cut, and a run that said nothing still e
   CHECK(slow.feedback.find("did not finish in time") != std::string::npos);
 }
 
-TEST_CASE("sanitizer: a missing compute-sanitizer skips the items with the reason") {
-  const auto items = cdplab::sanitizer::run("/nonexistent/compute-sanitizer", "/bin/true", {}, 10);
-  REQUIRE(items.size() == cdplab::sanitizer::tools().size());
-  for (const auto& item : items) {
-    CHECK(item.outcome == Outcome::skipped);
-    CHECK(item.feedback.find("could not be started") != std::string::npos);
-  }
+TEST_CASE("sanitizer: a missing compute-sanitizer skips the item with the reason") {
+  const auto item = cdplab::sanitizer::run_check("/nonexistent/compute-sanitizer", memcheck(), "/bin/true", "a check", {}, 10);
+  CHECK(item.outcome == Outcome::skipped);
+  CHECK(item.feedback.find("could not be started") != std::string::npos);
+}
+
+TEST_CASE("sanitizer: checks that failed under the tool are no finding of the tool") {
+  // The checks are graded without the tools; under them a check may fail (exit status 1) while
+  // memcheck found nothing.
+  const auto item = cdplab::sanitizer::item_from_output(
+      memcheck(),
+      "========= COMPUTE-SANITIZER\n[doctest] Status: FAILURE!\n========= Target application returned an error\n"
+      "========= LEAK SUMMARY: 0 bytes leaked in 0 allocations\n========= ERROR SUMMARY: 0 errors\n",
+      1, false);
+  CHECK(item.outcome == Outcome::passed);
+  CHECK(cdplab::sanitizer::item_from_output(memcheck(), "========= ERROR SUMMARY: 0 errors\n", 86, false).outcome ==
+        Outcome::failed);
+}
+
+TEST_CASE("sanitizer: one item per suite from its checks' runs, naming the checks with findings") {
+  using cdplab::grading::Item;
+  auto item = [](Outcome outcome, const std::string& feedback) {
+    Item i;
+    i.outcome = outcome;
+    i.feedback = feedback;
+    return i;
+  };
+  const auto clean = cdplab::sanitizer::merge(
+      memcheck(), {{"a", item(Outcome::passed, "")}, {"speed", item(Outcome::skipped, "not run under compute-sanitizer")}});
+  CHECK(clean.outcome == Outcome::passed);
+  CHECK(clean.name == "compute-sanitizer memcheck");
+  CHECK(clean.max_points == 0);
+  const auto found = cdplab::sanitizer::merge(memcheck(), {{"a", item(Outcome::passed, "")},
+                                                           {"uniform ranges", item(Outcome::failed, "Invalid __global__ write")},
+                                                           {"b", item(Outcome::failed, "Leaked 64 bytes")}});
+  CHECK(found.outcome == Outcome::failed);
+  CHECK(found.feedback.find("check \"uniform ranges\": Invalid __global__ write") != std::string::npos);
+  CHECK(found.feedback.find("check \"b\": Leaked 64 bytes") != std::string::npos);
+  const auto none = cdplab::sanitizer::merge(memcheck(), {{"speed", item(Outcome::skipped, "not run under compute-sanitizer")}});
+  CHECK(none.outcome == Outcome::skipped);
+  CHECK(none.feedback == "not run under compute-sanitizer");
 }

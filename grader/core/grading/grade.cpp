@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -16,6 +18,7 @@
 #include <random>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 namespace cdplab::grading {
 namespace {
@@ -220,6 +223,7 @@ struct Pending {
   ExerciseResult result;
   std::string suite_executable;  ///< empty: no checks to run (a quiz, a problem, no checks)
   fs::path results_file;
+  bool gpu_used = false;  ///< some check of the suite ran on a GPU
 };
 
 /// Everything before the checks: the file, the refused-code scan, compiling, the rules, the
@@ -321,7 +325,7 @@ double checks_limit(const std::vector<Pending*>& runs, const GradeOptions& optio
   return seconds;
 }
 
-/// Everything after the checks ran: their items from the results file, then the sanitizer stage.
+/// Everything after the checks ran: their items from the results file.
 void finish_exercise(Pending& pending, const std::string& token, const std::string& run_output,
                      const GradeOptions& options, DeviceSeen* seen) {
   const manifest::Exercise& exercise = *pending.exercise;
@@ -337,32 +341,70 @@ void finish_exercise(Pending& pending, const std::string& token, const std::stri
                      "(the code under test wrote them?) and were ignored";
   }
   for (auto& item : check_items(exercise, events, run_output)) result.items.push_back(item);
-  if (!options.sanitizer.empty()) {
-    if (options.progress) options.progress(exercise, "compute-sanitizer");
-    bool gpu_used = false;
-    for (const auto& e : events) gpu_used = gpu_used || (e.event == "start" && !e.device.empty());
-    if (gpu_used) {
-      // Kernels run many times slower under the tools: the suite's own time limits grow with them.
-      constexpr double kSlowdown = 20;
-      auto sanitized_env = check_environment(options, pending.results_file.string() + ".sanitizer", token);
-      sanitized_env["CDPLAB_CHECK_SECONDS"] = std::to_string(options.check_seconds * kSlowdown);
-      const double seconds = options.check_seconds * kSlowdown * static_cast<double>(exercise.checks.size()) + 120;
-      for (auto& item : sanitizer::run(options.sanitizer, pending.suite_executable, sanitized_env, seconds))
-        result.items.push_back(item);
-    } else {
-      for (const auto& tool : sanitizer::tools()) {
-        Item item;
-        item.name = "compute-sanitizer " + tool.name;
-        item.outcome = Outcome::skipped;
-        item.feedback = "not run: the checks ran on no GPU";
-        result.items.push_back(item);
-      }
-    }
-  }
+  for (const auto& e : events) pending.gpu_used = pending.gpu_used || (e.event == "start" && !e.device.empty());
   if (seen != nullptr) {
     for (const auto& e : events) {
       if (e.event == "start" && !e.device.empty()) seen->device = e.device;
       if (e.event == "skipped" && seen->gpu_problem.empty()) seen->gpu_problem = e.reason;
+    }
+  }
+}
+
+/// The sanitizer stage: every check of a suite whose checks used the GPU runs again under the
+/// tools, `options.check_jobs` processes at a time (the tools slow kernels down many times, and
+/// much of their cost is on the CPU); the other suites get skipped items.
+void run_sanitizer(const std::vector<Pending*>& runs, const std::string& token, const GradeOptions& options) {
+  std::vector<Pending*> on_gpu;
+  for (auto* p : runs) {
+    if (options.progress) options.progress(*p->exercise, "compute-sanitizer");
+    if (p->gpu_used) {
+      on_gpu.push_back(p);
+      continue;
+    }
+    for (const auto& tool : sanitizer::tools()) {
+      Item item;
+      item.name = "compute-sanitizer " + tool.name;
+      item.outcome = Outcome::skipped;
+      item.feedback = "not run: the checks ran on no GPU";
+      p->result.items.push_back(item);
+    }
+  }
+  // One process per check and tool, as in the graded run; several at a time.
+  struct Job {
+    std::size_t exercise;  // index into on_gpu
+    std::size_t tool;      // index into sanitizer::tools()
+    std::string check;
+  };
+  const auto& tools = sanitizer::tools();
+  std::vector<Job> jobs;
+  for (std::size_t e = 0; e < on_gpu.size(); ++e)
+    for (std::size_t t = 0; t < tools.size(); ++t)
+      for (const auto& check : on_gpu[e]->exercise->checks) jobs.push_back({e, t, check.name});
+  std::vector<Item> found(jobs.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    // Kernels run many times slower under the tools: a check's own time limit grows with them.
+    constexpr double kSlowdown = 20;
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
+      const Pending& p = *on_gpu[jobs[i].exercise];
+      auto env = check_environment(options, p.results_file.string() + ".sanitizer", token);
+      env["CDPLAB_CHECK_SECONDS"] = std::to_string(options.check_seconds * kSlowdown);
+      env["CDPLAB_UNDER_SANITIZER"] = "1";  // the speed checks skip themselves: timings mean nothing here
+      found[i] = sanitizer::run_check(options.sanitizer, tools[jobs[i].tool], p.suite_executable, jobs[i].check, env,
+                                      options.check_seconds * kSlowdown + 60);
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(jobs.size(), static_cast<std::size_t>(std::max(1, options.check_jobs)));
+  std::vector<std::thread> workers;
+  for (std::size_t j = 1; j < threads; ++j) workers.emplace_back(work);
+  work();
+  for (auto& w : workers) w.join();
+  for (std::size_t e = 0; e < on_gpu.size(); ++e) {
+    for (std::size_t t = 0; t < tools.size(); ++t) {
+      std::vector<std::pair<std::string, Item>> per_check;
+      for (std::size_t i = 0; i < jobs.size(); ++i)
+        if (jobs[i].exercise == e && jobs[i].tool == t) per_check.emplace_back(jobs[i].check, found[i]);
+      on_gpu[e]->result.items.push_back(sanitizer::merge(tools[t], per_check));
     }
   }
 }
@@ -388,6 +430,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   if (!ran.started) run_output = "ctest could not be started";
   else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
   for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
+  if (!options.sanitizer.empty()) run_sanitizer(runs, token, options);
 }
 
 }  // namespace

@@ -25,16 +25,24 @@ struct Tool {
 const std::vector<Tool>& tools();
 
 /// The item of one tool run from what compute-sanitizer printed and how it ended.
-/// `exit_code` 0 with an error summary of 0 errors passes; anything else fails with the
-/// findings (at most `max_lines` lines of them).
+/// An error summary of 0 errors passes, whatever the program's own exit status
+/// (its checks are graded without the tools), unless it is the tools' error exit status (86);
+/// anything else fails with the findings (at most `max_lines` lines of them).
 grading::Item item_from_output(const Tool& tool, const std::string& output, int exit_code, bool timed_out,
                                std::size_t max_lines = 40);
 
-/// Runs `suite` under every tool (each with `env`, within `seconds`) and returns their items.
-/// `sanitizer` is the compute-sanitizer program; when it cannot be started the items are
-/// skipped with the reason.
-std::vector<grading::Item> run(const std::string& sanitizer, const std::string& suite,
-                               const std::map<std::string, std::string>& env, double seconds);
+/// Runs one check of `suite` (`check`, a name the suite's doctest filter matches exactly) under
+/// `tool`, with `env`, within `seconds`, and returns its item. Each check runs in a process of
+/// its own, as in the graded run: a check may rely on a fresh CUDA context (a device heap that
+/// can still be raised, say). `sanitizer` is the compute-sanitizer program; when it cannot be
+/// started the item is skipped with the reason.
+grading::Item run_check(const std::string& sanitizer, const Tool& tool, const std::string& suite,
+                        const std::string& check, const std::map<std::string, std::string>& env, double seconds);
+
+/// One tool's item for a whole suite from the items of its checks: failed when one failed
+/// (with each such check's findings, named), passed when none failed and one passed, else
+/// skipped.
+grading::Item merge(const Tool& tool, const std::vector<std::pair<std::string, grading::Item>>& per_check);
 
 /// compute-sanitizer beside the CUDA compiler `nvcc`, or from PATH.
 std::string find_sanitizer(const std::string& nvcc);
