@@ -158,8 +158,8 @@ SortRun quicksort(const std::vector<int>& data) {
   const int n = static_cast<int>(data.size());
 
   // TODO(quicksort): size the pending launch pool before the first launch. Every launch of
-  // the sort holds an entry until its grid has completed, and a grid completes only after
-  // its children: the whole tree can be pending at once. Derive from n how many launches
+  // the sort holds an entry at least until its grid starts, and how many wait at once
+  // depends on timing: the safe pool holds them all. Derive from n how many launches
   // the sort can make at most (which grids launch? how many of them can one level hold?),
   // add kPendingLaunchMargin, and pass the sum to cdplab::reserve_pending_launches
   // (cdplab/launch_pool.h): the same get-then-raise you wrote in the pools exercise.

@@ -10,8 +10,8 @@ namespace migration::limits {
 
 // [cdp2]
 /// Makes room for `launches` device-side launches pending at one time, before the first
-/// kernel that launches is started. A launch stays pending until its grid and everything
-/// launched under it have finished; one beyond the pool fails with
+/// kernel that launches is started. A launch holds its entry at least until its grid starts,
+/// and how many wait at once depends on timing; one beyond the pool fails with
 /// cudaErrorLaunchPendingCountExceeded and its child never runs. The limit is only ever
 /// raised: a pool that is already larger is left as it is.
 cudaError_t reserve_pending_launches(std::size_t launches) {

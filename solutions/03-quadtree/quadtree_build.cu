@@ -141,8 +141,8 @@ std::size_t node_slots(int max_depth) {
 }
 
 /// An upper bound on the internal nodes of the tree, which is also the most device-side launches
-/// that can be pending at once: every internal node makes one launch, and a grid stays pending
-/// until all of its descendants have finished. Level l has at most 4^l nodes, and at most
+/// that can be pending at once: every internal node makes one launch, and how many of them wait
+/// at once depends on timing, so the pool is sized for all of them. Level l has at most 4^l nodes, and at most
 /// n / (min_points_per_node + 1) of them can be internal, since each holds more than
 /// min_points_per_node points and the nodes of a level share none. Levels 0 .. max_depth - 1 can
 /// have internal nodes; with max_depth <= 10 the bound is at most 349525.

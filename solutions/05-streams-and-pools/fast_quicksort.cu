@@ -497,13 +497,13 @@ void fast_quicksort_device(int* data, std::size_t n, FastSortWorkspace& workspac
                                 std::to_string(workspace.capacity));
   }
   // BEGIN SOLUTION
-  // Every launch of the sort holds a pool entry until its grid has completed, and a grid
-  // completes only after its children and its tail launch: the whole tree can be pending at once.
+  // Every launch of the sort holds a pool entry at least until its grid starts, and how many
+  // wait at once depends on timing: the pool holds every launch the sort can make.
   reserve_pending_launches(fast_sort_launch_bound(n) + kPendingLaunchMargin);
   // END SOLUTION
   //| // TODO(fast-quicksort): size the pending launch pool before the first launch: every
-  //| // launch holds an entry until its grid has completed, and a grid completes only after its
-  //| // children and its tail launch. Bound the launches of a sort of n values (which ranges are
+  //| // launch holds an entry at least until its grid starts, and how many wait at once depends
+  //| // on timing, so the safe pool holds them all. Bound the launches of a sort of n values (which ranges are
   //| // partitioned? how many can one level hold? what does each one launch?), add a margin,
   //| // and pass the sum to cdplab::reserve_pending_launches.
   //| CDPLAB_TODO();

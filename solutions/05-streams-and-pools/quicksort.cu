@@ -209,15 +209,16 @@ SortRun quicksort(const std::vector<int>& data) {
   const int n = static_cast<int>(data.size());
 
   // BEGIN SOLUTION
-  // A launch holds its entry of the pending launch pool until its grid has completed, and a
-  // grid completes only after its children: the whole tree can be pending at once. CDP2 fails
-  // the launches beyond the pool (2048 by default), so the pool must hold every launch the sort
-  // can make.
+  // A launch holds its entry of the pending launch pool at least until its grid starts, and how
+  // many of the sort's launches wait at once depends on timing and on whatever else the GPU
+  // runs. CDP2 fails the launches beyond the pool (2048 by default, or whatever the program left
+  // it at), so the pool holds every launch the sort can make: the bound that holds whatever the
+  // timing.
   reserve_pending_launches(launch_bound(data.size()) + kPendingLaunchMargin);
   // END SOLUTION
   //| // TODO(quicksort): size the pending launch pool before the first launch. Every launch of
-  //| // the sort holds an entry until its grid has completed, and a grid completes only after
-  //| // its children: the whole tree can be pending at once. Derive from n how many launches
+  //| // the sort holds an entry at least until its grid starts, and how many wait at once
+  //| // depends on timing: the safe pool holds them all. Derive from n how many launches
   //| // the sort can make at most (which grids launch? how many of them can one level hold?),
   //| // add kPendingLaunchMargin, and pass the sum to cdplab::reserve_pending_launches
   //| // (cdplab/launch_pool.h): the same get-then-raise you wrote in the pools exercise.

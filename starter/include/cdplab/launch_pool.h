@@ -2,8 +2,10 @@
 /// @brief Sizing the pending launch pool from the host, before the first device-side launch.
 ///
 /// Every device-side launch holds an entry of the pending launch pool
-/// (cudaLimitDevRuntimePendingLaunchCount, 2048 by default) until its grid has completed, and a
-/// grid completes only after its children. CDP2 does not queue launches beyond the pool: they
+/// (cudaLimitDevRuntimePendingLaunchCount, 2048 by default) at least until its grid starts to
+/// run; a grid that has returned does not keep its entry for its children (docs/measured-limits.md).
+/// How many launches wait at once depends on timing and on what else the GPU runs, so size the
+/// pool for every launch the work can make. CDP2 does not queue launches beyond the pool: they
 /// fail with cudaErrorLaunchPendingCountExceeded and those children never run. Chapter 02's
 /// scaled tessellation and chapter 05's pools exercise have you write this yourself; elsewhere
 /// the given code calls this helper.

@@ -1,9 +1,9 @@
 // Grader-side half of chapter 05's pools exercise: the launch board the parent reports to, and
 // a child that stays pending until every launch of the parent has been reported.
 //
-// A child holds its entry of the pending launch pool until its grid completes. Keeping every
-// child alive until the parent has made (and reported) all its launches puts all of them in the
-// pool at once, which is the workload the exercise sizes the pool for.
+// A child holds its entry of the pending launch pool while it waits to run and while it runs.
+// Keeping every child alive until the parent has made (and reported) all its launches puts all
+// of them in the pool at once, which is the workload the exercise sizes the pool for.
 #include "cdplab/gpu_timer.h"
 #include "cdplab/streams.h"
 
