@@ -35,10 +35,9 @@ std::uint64_t run_seed();
 void advise_on_hang(const std::string& advice);
 
 /// Whether the suite runs under compute-sanitizer (the grader's sanitizer stage sets
-/// CDPLAB_UNDER_SANITIZER=1). The tools slow kernels down many times and change what some checks
-/// rely on: timings, and the device heap (memcheck pads every device allocation, and refuses to
-/// raise cudaLimitMallocHeapSize once a kernel has run). Such checks skip themselves there, or
-/// use smaller inputs; the run only looks for the tools' findings, the checks are graded without.
+/// CDPLAB_UNDER_SANITIZER=1). The tools slow kernels down many times: timings mean nothing there,
+/// and the largest inputs take minutes. Such checks skip themselves there, or use smaller inputs;
+/// the run only looks for the tools' findings, the checks are graded without them.
 bool under_sanitizer();
 
 /// Under compute-sanitizer, reports the running check skipped because of `why` and returns true

@@ -201,8 +201,8 @@ class ResultsListener : public doctest::IReporter {
     write_line(record);
     prepare_crash_line(tc.m_name);
     watchdog().arm(tc.m_name, state().limit_seconds);
-    // Not under compute-sanitizer: there a kernel run before the check would stop the check from
-    // raising the device heap, and memcheck finds real uses of uninitialised memory itself.
+    // Not under compute-sanitizer: that run looks for the tools' findings, not for results that
+    // uninitialised shared memory would change, and the poisoning kernel would only slow it down.
     if (std::strcmp(tc.m_test_suite, "gpu") == 0 && !state().device.empty() && !under_sanitizer())
       poison_shared_memory();
   }

@@ -361,13 +361,8 @@ void run_sanitizer(const std::vector<Pending*>& runs, const std::string& token, 
       on_gpu.push_back(p);
       continue;
     }
-    for (const auto& tool : sanitizer::tools()) {
-      Item item;
-      item.name = "compute-sanitizer " + tool.name;
-      item.outcome = Outcome::skipped;
-      item.feedback = "not run: the checks ran on no GPU";
-      p->result.items.push_back(item);
-    }
+    for (const auto& tool : sanitizer::tools())
+      p->result.items.push_back(sanitizer::skipped_item(tool, "not run: the checks ran on no GPU"));
   }
   // One process per check and tool, as in the graded run; several at a time.
   struct Job {

@@ -126,8 +126,8 @@ struct Launch {
   bool passes_local_address = false;   ///< a parameter holds an address of a local variable
   bool passes_shared_address = false;  ///< a parameter holds an address of `__shared__` memory
   /// For a named stream: where its handle was read, when the checker can tell ("frame 8 #1": the
-  /// local variable at offset 8 as written by its first creation; "parameter p"; or the
-  /// register). Two launches with the same non-empty source go into the same stream.
+  /// local variable at offset 8 as written by its first creation; "parameter <name>": a kernel
+  /// parameter); empty otherwise. Two launches with the same non-empty source use one stream.
   std::string stream_source;
   Site site;                           ///< the `__cudaCDP2LaunchDevice*` call
 };

@@ -117,6 +117,16 @@ std::vector<const Launch*> launches_from(const LaunchGraph& graph,
   return found;
 }
 
+// Those of `launches` whose child is one of `children`; all of them when `children` is empty.
+std::vector<const Launch*> launches_to(const std::vector<const Launch*>& launches,
+                                       const std::vector<std::size_t>& children) {
+  if (children.empty()) return launches;
+  std::vector<const Launch*> found;
+  for (const Launch* launch : launches)
+    if (std::find(children.begin(), children.end(), launch->child) != children.end()) found.push_back(launch);
+  return found;
+}
+
 std::string launch_phrase(const LaunchGraph& graph, const Launch& launch) {
   return graph.label(launch.parent) + " launches " + graph.label(launch.child) + " into " +
          stream_phrase(launch.stream) + " (" + where(launch.site) + ")";
@@ -138,11 +148,7 @@ RuleVerdict check_launches(const RuleSpec& rule, const LaunchGraph& graph) {
     if (children.empty()) return verdict(false, missing_kernel(graph, rule.child));
   }
   const std::vector<const Launch*> all = launches_from(graph, parents);
-  std::vector<const Launch*> matching;
-  for (const Launch* launch : all)
-    if (rule.child.empty() ||
-        std::find(children.begin(), children.end(), launch->child) != children.end())
-      matching.push_back(launch);
+  const std::vector<const Launch*> matching = launches_to(all, children);
 
   if (matching.empty()) {
     if (all.empty()) return verdict(false, who + " launches nothing");
@@ -282,14 +288,16 @@ RuleVerdict check_no_private_pointers(const RuleSpec& rule, const LaunchGraph& g
 
 RuleVerdict check_distinct_streams(const RuleSpec& rule, const LaunchGraph& graph) {
   const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
-  const std::vector<std::size_t> children = rule.child.empty() ? std::vector<std::size_t>{} : graph.find_all(rule.child);
-  const std::string who = graph.label(kernels.front());
-  const std::string what = rule.child.empty() ? "kernels" : graph.label(children.empty() ? kernels.front() : children.front());
-  std::vector<const Launch*> named;
-  for (const Launch* launch : launches_from(graph, kernels)) {
-    const bool child_matches = rule.child.empty() || std::find(children.begin(), children.end(), launch->child) != children.end();
-    if (child_matches && launch->stream == StreamKind::named) named.push_back(launch);
+  std::vector<std::size_t> children;
+  if (!rule.child.empty()) {
+    children = graph.find_all(rule.child);
+    if (children.empty()) return verdict(false, missing_kernel(graph, rule.child));
   }
+  const std::string who = graph.label(kernels.front());
+  const std::string what = children.empty() ? "kernels" : graph.label(children.front());
+  std::vector<const Launch*> named;
+  for (const Launch* launch : launches_to(launches_from(graph, kernels), children))
+    if (launch->stream == StreamKind::named) named.push_back(launch);
   for (std::size_t i = 0; i < named.size(); ++i)
     for (std::size_t j = i + 1; j < named.size(); ++j)
       if (!named[i]->stream_source.empty() && named[i]->stream_source == named[j]->stream_source)

@@ -10,6 +10,15 @@ namespace {
 
 constexpr int kErrorExit = 86;  // what compute-sanitizer returns when it found something
 
+// The item of `tool`, worth no points, with no outcome yet.
+grading::Item item_of(const Tool& tool) {
+  grading::Item item;
+  item.kind = grading::ItemKind::check;
+  item.name = "compute-sanitizer " + tool.name;
+  item.max_points = 0;
+  return item;
+}
+
 }  // namespace
 
 const std::vector<Tool>& tools() {
@@ -26,12 +35,16 @@ const std::vector<Tool>& tools() {
   return list;
 }
 
+grading::Item skipped_item(const Tool& tool, const std::string& why) {
+  grading::Item item = item_of(tool);
+  item.outcome = grading::Outcome::skipped;
+  item.feedback = why;
+  return item;
+}
+
 grading::Item item_from_output(const Tool& tool, const std::string& output, int exit_code, bool timed_out,
                                std::size_t max_lines) {
-  grading::Item item;
-  item.kind = grading::ItemKind::check;
-  item.name = "compute-sanitizer " + tool.name;
-  item.max_points = 0;
+  grading::Item item = item_of(tool);
   if (timed_out) {
     item.feedback = "compute-sanitizer " + tool.name + " did not finish in time (it slows kernels down many times), "
                     "so it reported nothing";
@@ -88,22 +101,13 @@ grading::Item run_check(const std::string& sanitizer, const Tool& tool, const st
   options.env = env;
   options.timeout_seconds = seconds;
   const auto ran = process::run(argv, options);
-  if (!ran.started || (ran.exit_code == 127 && ran.output.find("=========") == std::string::npos)) {
-    grading::Item item;
-    item.name = "compute-sanitizer " + tool.name;
-    item.outcome = grading::Outcome::skipped;
-    item.feedback = "compute-sanitizer could not be started (" + sanitizer + ")";
-    return item;
-  }
+  if (!ran.started || (ran.exit_code == 127 && ran.output.find("=========") == std::string::npos))
+    return skipped_item(tool, "compute-sanitizer could not be started (" + sanitizer + ")");
   return item_from_output(tool, ran.output, ran.exit_code, ran.timed_out);
 }
 
 grading::Item merge(const Tool& tool, const std::vector<std::pair<std::string, grading::Item>>& per_check) {
-  grading::Item item;
-  item.kind = grading::ItemKind::check;
-  item.name = "compute-sanitizer " + tool.name;
-  item.max_points = 0;
-  item.outcome = grading::Outcome::skipped;
+  grading::Item item = skipped_item(tool, "");
   std::string failures;
   std::string skip_reason;
   for (const auto& [check, one] : per_check) {

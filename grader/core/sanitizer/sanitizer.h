@@ -24,6 +24,9 @@ struct Tool {
 /// The tools the stage runs: memcheck with leak checking. (racecheck refuses CDP programs.)
 const std::vector<Tool>& tools();
 
+/// The item of `tool`, skipped because of `why` (worth no points, like every sanitizer item).
+grading::Item skipped_item(const Tool& tool, const std::string& why);
+
 /// The item of one tool run from what compute-sanitizer printed and how it ended.
 /// An error summary of 0 errors passes, whatever the program's own exit status
 /// (its checks are graded without the tools), unless it is the tools' error exit status (86);
