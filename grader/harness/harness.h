@@ -44,6 +44,18 @@ bool under_sanitizer();
 /// (return from the check then); otherwise returns false.
 bool skip_under_sanitizer(const std::string& why);
 
+/// Runs `release`, the exercise's own function that frees what the check made it allocate (device-
+/// heap buffers, say), once the check has judged the output, so that compute-sanitizer's leak check
+/// sees them freed. It never changes the check: a release the student has not written yet, or one
+/// that fails, is ignored here, and the leak it leaves is the sanitizer's to report.
+template <class Release>
+void release_after_check(Release&& release) noexcept {
+  try {
+    release();
+  } catch (...) {
+  }
+}
+
 /// A generator for the running check: depends on the run's seed and the check's name, so a
 /// check sees the same input whatever other checks ran before it.
 Random check_rng();
