@@ -8,8 +8,9 @@
 //    exercise's rules (`cdplab rules`), without a GPU: this decides the mutants that rules alone
 //    catch, and writes mutation-score-rules.md;
 //  - "mutants graded on the GPU": every mutant and alternative graded as one class by `cdplab
-//    grade CLASS` (CDPLAB_MUTANTS=<chapter>/<stem>,... grades only those catalogues); each
-//    catalogue writes its row of mutation-score.md. Without a GPU it reports itself skipped.
+//    grade CLASS` (CDPLAB_MUTANTS=<chapter>/<stem>,... grades only those catalogues, and
+//    <chapter>/<stem>:<name> one variant); each catalogue writes its row of mutation-score.md.
+//    Without a GPU it reports itself skipped.
 // CTest labels (CMakeLists.txt): the first two `cpu` and `mutants`, the GPU ones `mutants` only.
 #include "files/files.h"
 #include "manifest/manifest.h"
@@ -399,16 +400,53 @@ std::string submission_name(const Catalogue& catalogue, const Variant& variant, 
   return flat(catalogue.key()) + (mutant ? ".mutant." : ".alternative.") + variant.name;
 }
 
-/// The catalogues the GPU run grades: those CDPLAB_MUTANTS names (keys, comma-separated), or all.
+/// The catalogues the GPU run grades: all, or those CDPLAB_MUTANTS names (comma-separated), each
+/// whole (`<chapter>/<stem>`) or by its variants (`<chapter>/<stem>:<name>`, mutant or alternative).
+/// A key or a variant that does not exist is an error: a typo must not grade nothing and pass.
 std::vector<Catalogue> selected_catalogues() {
   const char* only = std::getenv("CDPLAB_MUTANTS");
-  std::set<std::string> keys;
+  std::map<std::string, std::set<std::string>> wanted;  // key -> variant names; empty: all of them
+  std::set<std::string> whole;                          // keys named without a variant
   std::istringstream in(only != nullptr ? only : "");
-  for (std::string key; std::getline(in, key, ',');)
-    if (!key.empty()) keys.insert(key);
+  for (std::string entry; std::getline(in, entry, ',');) {
+    if (entry.empty()) continue;
+    const auto colon = entry.find(':');
+    auto& names = wanted[entry.substr(0, colon)];
+    if (colon == std::string::npos) whole.insert(entry);
+    else names.insert(entry.substr(colon + 1));
+  }
+  for (const auto& key : whole) wanted[key].clear();
+  const bool all = wanted.empty();
   std::vector<Catalogue> out;
-  for (auto& c : read_catalogues())
-    if (keys.empty() || keys.count(c.key())) out.push_back(std::move(c));
+  for (auto& c : read_catalogues()) {
+    if (all) {
+      out.push_back(std::move(c));
+      continue;
+    }
+    const auto found = wanted.find(c.key());
+    if (found == wanted.end()) continue;
+    const std::set<std::string> names = found->second;
+    wanted.erase(found);
+    if (names.empty()) {
+      out.push_back(std::move(c));
+      continue;
+    }
+    std::set<std::string> missing = names;
+    auto unwanted = [&](const Variant& v) {
+      missing.erase(v.name);
+      return names.count(v.name) == 0;
+    };
+    c.mutants.erase(std::remove_if(c.mutants.begin(), c.mutants.end(), unwanted), c.mutants.end());
+    c.alternatives.erase(std::remove_if(c.alternatives.begin(), c.alternatives.end(), unwanted),
+                         c.alternatives.end());
+    if (!missing.empty())
+      throw std::runtime_error("CDPLAB_MUTANTS names " + c.key() + ":" + *missing.begin() +
+                               ", which is no mutant or alternative of that catalogue");
+    out.push_back(std::move(c));
+  }
+  if (!wanted.empty())
+    throw std::runtime_error("CDPLAB_MUTANTS names " + wanted.begin()->first +
+                             ", which is no catalogue (<chapter>/<stem>, as in grader/tests/mutants/)");
   return out;
 }
 
