@@ -46,8 +46,9 @@ bool skip_under_sanitizer(const std::string& why);
 
 /// Runs `release`, the exercise's own function that frees what the check made it allocate (device-
 /// heap buffers, say), once the check has judged the output, so that compute-sanitizer's leak check
-/// sees them freed. It never changes the check: a release the student has not written yet, or one
-/// that fails, is ignored here, and the leak it leaves is the sanitizer's to report.
+/// sees them freed. It never changes a verdict already given: a release the student has not
+/// written yet, or one that fails, is ignored here, and the leak it leaves is the sanitizer's to
+/// report. (A release that corrupts memory may still spoil a later input of the same check.)
 template <class Release>
 void release_after_check(Release&& release) noexcept {
   try {

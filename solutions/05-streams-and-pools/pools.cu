@@ -85,7 +85,7 @@ PoolRun launch_many_children(unsigned children) {
   throw_if_device_reported();
   // END SOLUTION
   //| // TODO(pools): every child is pending at once, and the pool holds 2048 launches unless
-  //| // told otherwise. Read cudaLimitDevRuntimePendingLaunchCount with cudaDeviceGetLimit;
+  //| // told otherwise (fewer where the program set it lower). Read cudaLimitDevRuntimePendingLaunchCount with cudaDeviceGetLimit;
   //| // when it holds fewer than `children` entries plus a margin, raise it with
   //| // cudaDeviceSetLimit. Read it back and store it in run.pool_limit. Then, as in earlier
   //| // chapters: reset_device_report(), launch pool_parent<<<blocks, kPoolThreads>>>(board.data(),

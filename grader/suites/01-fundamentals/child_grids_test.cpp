@@ -49,9 +49,13 @@ GPU_CHECK("empty ranges") {
 
 GPU_CHECK("one huge range") {
   cdplab::Random rng = cdplab::harness::check_rng();
-  // One item owns more than a million elements (a child grid of thousands of blocks).
+  // One item owns more than 2^24 elements: a child grid of more than 65535 blocks of 256
+  // threads (gridDim.x may reach 2^31 - 1; a grid capped at 65535 blocks leaves the end undone).
   std::vector<unsigned> sizes(64);
   for (auto& size : sizes) size = static_cast<unsigned>(rng.integer(0, 300));
-  sizes[static_cast<std::size_t>(rng.integer(0, 63))] = (1u << 20) + static_cast<unsigned>(rng.integer(1, 100000));
+  // Under compute-sanitizer a million elements, the size with which every reference passed the
+  // tool's stage on an H100; the larger range's cost under the tool was not measured.
+  const unsigned huge = cdplab::harness::under_sanitizer() ? 1u << 20 : 1u << 24;
+  sizes[static_cast<std::size_t>(rng.integer(0, 63))] = huge + static_cast<unsigned>(rng.integer(1, 100000));
   expect_expansion(rng, sizes);
 }

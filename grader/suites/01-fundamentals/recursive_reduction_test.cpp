@@ -39,6 +39,9 @@ GPU_CHECK("depth bound") {
   cdplab::Random rng = cdplab::harness::check_rng();
   // One level allowed: it must sum all 4 million values in a single looping block.
   expect_sum(rng, (std::size_t{1} << 22) + 777, 1);
+  // Two levels allowed over 8 million values: the first level leaves more partials than one
+  // block of the second sums in a single pass, and the second level must still be one block.
+  expect_sum(rng, (std::size_t{1} << 23) + 777, 2);
 }
 
 GPU_CHECK("empty input") {

@@ -30,6 +30,11 @@ GPU_CHECK("small pipeline") {
 GPU_CHECK("large pipeline") {
   cdplab::Random rng = cdplab::harness::check_rng();
   expect_pipeline(rng, (std::size_t{1} << 22) + 1237);  // over 4 million: thousands of blocks per step
+  // 2^24 + 1 values: the first count a float cannot hold, so a block count worked out in float
+  // arithmetic comes out one block short. Left out under compute-sanitizer: its cost under the
+  // tool was not measured.
+  if (cdplab::harness::under_sanitizer()) return;
+  expect_pipeline(rng, (std::size_t{1} << 24) + 1);
 }
 
 GPU_CHECK("odd sizes") {

@@ -61,6 +61,10 @@ GPU_CHECK("curved lines") {
   cdplab::Random rng = cdplab::harness::check_rng();
   // From straight to strongly bent: counts from the fewest (4) to the most (32).
   expect_tessellation(oracle::lines_with_curvatures(rng, 256, 0.0, 2.5), Tessellation{});
+  // Nearly straight lines under a generous maximum: each needs a few vertices, and their buffers
+  // fit the default 8 MiB heap many times over; buffers of the maximum (32 KiB each, 47 MiB in
+  // all) would not. 1500 lines, as in "many lines": fewer children than the default pool holds.
+  expect_tessellation(oracle::lines_with_curvatures(rng, 1500, 0.0, 0.5), Tessellation{16.0f, 4, 4096});
 }
 
 GPU_CHECK("counts match curvature") {

@@ -183,6 +183,9 @@ GPU_CHECK("a million uniform points") {
       "this tree launches thousands of grids from the GPU, each pending until its subtree has finished: more than "
       "the default pool of 2048. Size cudaLimitDevRuntimePendingLaunchCount from the host before the root");
   expect_tree(points, bounds, QuadtreeParams{8, 16});
+  // Depth 1: four leaves of a quarter million points each, left in buffer 1 and copied back by
+  // grids of many blocks.
+  expect_tree(points, bounds, QuadtreeParams{1, 0});
 }
 
 GPU_CHECK("speed at 16M points") {

@@ -45,4 +45,7 @@ GPU_CHECK("many segments") {
   expect_polynomial(rng, (std::size_t{1} << 23) + 999, 5);
   // A second polynomial in the same process: the host rewrites the constants between launches.
   expect_polynomial(rng, 4097, 3);
+  // A power of two: every segment is full, and no parent thread may launch a segment that
+  // starts at n (a grid of no blocks is a launch error).
+  expect_polynomial(rng, 8192, 2);
 }

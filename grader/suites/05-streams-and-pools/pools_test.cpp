@@ -2,12 +2,16 @@
 // held_child keeping every child pending until all launches are reported. The runs are judged
 // by support/streams_verdicts.h.
 #include "harness.h"
+#include "launch_pool_stress.h"
 
 #include "cdplab/check.h"
 #include "cdplab/streams.h"
 #include "support/streams_verdicts.h"
 
 #include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
 
 // Held children wait a bounded time for every launch report: these checks have the GPU to themselves.
 CDPLAB_SUITE_RUNS_ALONE;
@@ -17,21 +21,21 @@ namespace {
 namespace verdicts = cdplab::support::streams;
 using cdplab::streams::PoolRun;
 
-/// Puts the pending launch pool back to its default, so that a run shows what the exercise
-/// itself sets, whatever ran before it in this process.
-void reset_pool() {
-  CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, verdicts::kDefaultPendingLaunches));
-}
-
-/// Runs the exercise for `children` children, from the default pool, and judges the run.
-PoolRun expect_every_child_ran(unsigned children) {
+/// Runs the exercise for `children` children and judges the run. The pending launch pool starts
+/// at `start_pool` entries (the default unless a check says otherwise), so that a run shows
+/// what the exercise itself sets, whatever ran before it in this process.
+PoolRun expect_every_child_ran(unsigned children, std::size_t start_pool = verdicts::kDefaultPendingLaunches) {
   cdplab::harness::advise_on_hang(
       "a held child gives up after half a second when the launch reports do not arrive: a hang means a kernel "
       "waits for something else that never happens");
-  reset_pool();
+  CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, start_pool));
   const PoolRun run = cdplab::streams::launch_many_children(children);
   const auto verdict = verdicts::judge_pool_run(run);
-  CHECK_MESSAGE(verdict.ok, verdict.message);
+  const std::string start = start_pool == verdicts::kDefaultPendingLaunches
+                                ? std::string()
+                                : "this run started from a pool of " + std::to_string(start_pool) +
+                                      " entries, as another part of a program may leave it: ";
+  CHECK_MESSAGE(verdict.ok, start << verdict.message);
   return run;
 }
 
@@ -49,4 +53,7 @@ GPU_CHECK("pool sized from the workload") {
   const PoolRun larger = expect_every_child_ran(30000);
   const auto verdict = verdicts::judge_pool_sizing(smaller, larger);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  // A pool that another part of the program left smaller than the default: 1000 children
+  // need 1000 entries, though the default pool would have held them.
+  expect_every_child_ran(1000, cdplab::harness::kShrunkLaunchPool);
 }

@@ -103,6 +103,15 @@ GPU_CHECK("all equal") {
 GPU_CHECK("many duplicates") {
   cdplab::Random rng = cdplab::harness::check_rng();
   expect_sorted(oracle::random_ints(rng, kLarge, 0, 7), "values in 0 .. 7");
+  // One more value than a block sorts, nearly all equal: the first partition leaves a left part
+  // of exactly two values, out of order, which needs a grid of its own like any longer part.
+  std::vector<int> two_on_the_left(kBlockSortSize + 1, 1000);
+  two_on_the_left[0] = 8;
+  two_on_the_left[1] = 2;
+  two_on_the_left[2] = 9;
+  two_on_the_left[kBlockSortSize / 2] = 6;
+  two_on_the_left[kBlockSortSize] = 6;
+  expect_sorted(two_on_the_left, "values nearly all equal, whose first split leaves two on the left");
 }
 
 GPU_CHECK("depth stays bounded") {
