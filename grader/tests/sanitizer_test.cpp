@@ -3,11 +3,26 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+
 using cdplab::grading::Outcome;
+namespace fs = std::filesystem;
 
 namespace {
 
 const cdplab::sanitizer::Tool& memcheck() { return cdplab::sanitizer::tools().front(); }
+
+/// A stand-in for compute-sanitizer: a script with `body`, in a folder of its own.
+std::string fake_sanitizer(const std::string& name, const std::string& body) {
+  const fs::path dir = fs::path(CDPLAB_TEST_BINARY_DIR) / "sanitizer" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path script = dir / "compute-sanitizer";
+  std::ofstream(script) << "#!/bin/bash\n" << body;
+  fs::permissions(script, fs::perms::owner_all, fs::perm_options::replace);
+  return script.string();
+}
 
 }  // namespace
 
@@ -70,7 +85,47 @@ TEST_CASE("sanitizer: long findings are cut, and a run that said nothing still e
   CHECK(silent.outcome == Outcome::failed);
   CHECK(silent.feedback.find("exit status 1") != std::string::npos);
   const auto slow = cdplab::sanitizer::item_from_output(memcheck(), "", -1, true);
+  CHECK(slow.outcome == Outcome::skipped);  // the tool reported nothing: no finding either way
   CHECK(slow.feedback.find("did not finish in time") != std::string::npos);
+}
+
+TEST_CASE("sanitizer: a run past the limit runs again without device-heap checking, and says so") {
+  // Stands in for memcheck's device-heap checking taking minutes: only the second run ends.
+  const auto sanitizer = fake_sanitizer(
+      "heap-slow", "for a in \"$@\"; do [ \"$a\" = --check-device-heap ] && { echo '========= ERROR SUMMARY: 0 errors'; "
+                   "exit 0; }; done\nexec sleep 30\n");
+  const auto item = cdplab::sanitizer::run_check(sanitizer, memcheck(), "/bin/true", "a check", {}, 1);
+  CHECK(item.outcome == Outcome::passed);
+  CHECK(item.feedback.find("did not finish in 1 s; run again with --check-device-heap no, it finished") !=
+        std::string::npos);
+  CHECK(item.feedback.find("allocated in device code were not checked") != std::string::npos);
+
+  const auto found = cdplab::sanitizer::run_check(
+      fake_sanitizer("heap-slow-finding",
+                     "for a in \"$@\"; do [ \"$a\" = --check-device-heap ] && { echo '========= Invalid __global__ "
+                     "write of size 4 bytes'; echo '========= ERROR SUMMARY: 1 error'; exit 86; }; done\nexec sleep 30\n"),
+      memcheck(), "/bin/true", "a check", {}, 1);
+  CHECK(found.outcome == Outcome::failed);
+  CHECK(found.feedback.find("Invalid __global__ write") != std::string::npos);
+
+  const auto never = cdplab::sanitizer::run_check(fake_sanitizer("never", "exec sleep 30\n"), memcheck(), "/bin/true",
+                                                  "a check", {}, 1);
+  CHECK(never.outcome == Outcome::skipped);
+  CHECK(never.feedback.find("it did not finish either") != std::string::npos);
+}
+
+TEST_CASE("sanitizer: a run that finishes in time runs once") {
+  // Counts its runs in a file beside itself.
+  const auto sanitizer =
+      fake_sanitizer("once", "echo run >> \"$(dirname \"$0\")/runs\"; echo '========= ERROR SUMMARY: 0 errors'\n");
+  const auto item = cdplab::sanitizer::run_check(sanitizer, memcheck(), "/bin/true", "a check", {}, 10);
+  CHECK(item.outcome == Outcome::passed);
+  CHECK(item.feedback.empty());
+  std::ifstream runs(fs::path(sanitizer).parent_path() / "runs");
+  std::string line;
+  int count = 0;
+  while (std::getline(runs, line)) ++count;
+  CHECK(count == 1);
 }
 
 TEST_CASE("sanitizer: a missing compute-sanitizer skips the item with the reason") {
@@ -103,6 +158,11 @@ TEST_CASE("sanitizer: one item per suite from its checks' runs, naming the check
   const auto clean = cdplab::sanitizer::merge(
       memcheck(), {{"a", item(Outcome::passed, "")}, {"speed", item(Outcome::skipped, "not run under compute-sanitizer")}});
   CHECK(clean.outcome == Outcome::passed);
+  CHECK(clean.feedback == "check \"speed\": not run under compute-sanitizer");
+  const auto noted = cdplab::sanitizer::merge(
+      memcheck(), {{"a", item(Outcome::passed, "")}, {"many lines", item(Outcome::passed, "run again with ...")}});
+  CHECK(noted.outcome == Outcome::passed);
+  CHECK(noted.feedback == "check \"many lines\": run again with ...");
   CHECK(clean.name == "compute-sanitizer memcheck");
   CHECK(clean.max_points == 0);
   const auto found = cdplab::sanitizer::merge(memcheck(), {{"a", item(Outcome::passed, "")},

@@ -19,6 +19,10 @@ namespace cdplab::sanitizer {
 struct Tool {
   std::string name;               ///< "memcheck", "racecheck"
   std::vector<std::string> args;  ///< its options
+  /// Options added for a second run when the first did not finish in time (empty: no second
+  /// run), and what that second run leaves unchecked, for the feedback.
+  std::vector<std::string> fallback_args;
+  std::string fallback_leaves_out;
 };
 
 /// The tools the stage runs: memcheck with leak checking. (racecheck refuses CDP programs.)
@@ -30,7 +34,9 @@ grading::Item skipped_item(const Tool& tool, const std::string& why);
 /// The item of one tool run from what compute-sanitizer printed and how it ended.
 /// An error summary of 0 errors passes, whatever the program's own exit status
 /// (its checks are graded without the tools), unless it is the tools' error exit status (86);
-/// anything else fails with the findings (at most `max_lines` lines of them).
+/// a run that did not finish is skipped (the tool reported nothing; the check itself is graded
+/// in the run without the tools); anything else fails with the findings (at most `max_lines`
+/// lines of them).
 grading::Item item_from_output(const Tool& tool, const std::string& output, int exit_code, bool timed_out,
                                std::size_t max_lines = 40);
 
@@ -38,12 +44,15 @@ grading::Item item_from_output(const Tool& tool, const std::string& output, int 
 /// `tool`, with `env`, within `seconds`, and returns its item. Each check runs in a process of
 /// its own, as in the graded run: a check may rely on a fresh CUDA context (a device heap that
 /// can still be raised, say). `sanitizer` is the compute-sanitizer program; when it cannot be
-/// started the item is skipped with the reason.
+/// started the item is skipped with the reason. When the run does not finish within `seconds`
+/// and the tool has fallback options, the check runs once more with them, within `seconds`,
+/// and the item says what that run left unchecked.
 grading::Item run_check(const std::string& sanitizer, const Tool& tool, const std::string& suite,
                         const std::string& check, const std::map<std::string, std::string>& env, double seconds);
 
 /// One tool's item for a whole suite from the items of its checks: failed when one failed
-/// (with each such check's findings, named), passed when none failed and one passed, else
+/// (with each such check's findings, named), passed when none failed and one passed (with what
+/// the other checks said of their runs: why one was skipped, what a second run left out), else
 /// skipped.
 grading::Item merge(const Tool& tool, const std::vector<std::pair<std::string, grading::Item>>& per_check);
 
