@@ -27,6 +27,8 @@ bool under_sanitizer() {
   return value != nullptr && std::string(value) == "1";
 }
 
+int tenth_under_sanitizer(int n) { return under_sanitizer() ? n / 10 : n; }
+
 bool skip_under_sanitizer(const std::string& why) {
   if (!under_sanitizer()) return false;
   ResultsLog::skip_running_check("not run under compute-sanitizer: " + why);

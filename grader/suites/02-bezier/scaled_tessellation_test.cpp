@@ -133,7 +133,8 @@ void expect_scaled(std::vector<Line> lines, ChildStream stream, const Tessellati
 
 GPU_CHECK("ten thousand lines named streams") {
   cdplab::Random rng = cdplab::harness::check_rng();
-  expect_scaled(oracle::lines_with_curvatures(rng, kLines, 0.0, 2.5), ChildStream::named, Tessellation{});
+  const int n = cdplab::harness::tenth_under_sanitizer(kLines);
+  expect_scaled(oracle::lines_with_curvatures(rng, n, 0.0, 2.5), ChildStream::named, Tessellation{});
 }
 
 GPU_CHECK("ten thousand lines fire and forget") {
@@ -141,8 +142,8 @@ GPU_CHECK("ten thousand lines fire and forget") {
   // The pool starts small, as another part of the program may have left it: short children in
   // cudaStreamFireAndForget often get through the default pool by luck, not by sizing.
   cdplab::harness::shrink_pending_launch_pool();
-  expect_scaled(oracle::lines_with_curvatures(rng, kLines, 0.0, 2.5), ChildStream::fire_and_forget,
-                Tessellation{});
+  const int n = cdplab::harness::tenth_under_sanitizer(kLines);
+  expect_scaled(oracle::lines_with_curvatures(rng, n, 0.0, 2.5), ChildStream::fire_and_forget, Tessellation{});
 }
 
 GPU_CHECK("heap sized from the workload") {
