@@ -94,7 +94,7 @@ TEST_CASE("ptx reader finds functions declarations and bodies") {
   CHECK(module.find("_Z5otherv") == nullptr);
 }
 
-TEST_CASE("ptx reader splits instructions and drops comments and labels") {
+TEST_CASE("ptx reader splits instructions, drops comments and names statements by their labels") {
   const ptx::Module module = ptx::read_module(kModule);
   const ptx::Function& parent = *module.find("_Z6parentPi");
 
@@ -123,6 +123,8 @@ TEST_CASE("ptx reader splits instructions and drops comments and labels") {
   CHECK(store.operands[0] == "[%rd2+8]");
   CHECK(store.operands[1] == "{%rd1,%rd1}");
   CHECK(parent.body.back().line == 51);
+  CHECK(parent.body.back().labels == std::vector<std::string>{"$L__BB0_2"});  // the branch's target
+  CHECK(store.labels.empty());
 }
 
 TEST_CASE("ptx reader collects shared and local symbols of every scope") {

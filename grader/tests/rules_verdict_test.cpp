@@ -429,3 +429,17 @@ TEST_CASE("rule barrier_before_launch passes and fails") {
   CHECK(judge("kind = \"barrier_before_launch\"\nkernel = \"publish_nothing\"", "barriers").passed);
   CHECK_FALSE(judge("kind = \"barrier_before_launch\"\nkernel = \"count_guarded\"", "barriers").passed);
 }
+
+TEST_CASE("rule barrier_before_launch: the launching thread's own stores need no barrier, other threads' do") {
+  auto passes = [](const std::string& kernel) {
+    const RuleVerdict verdict = judge("kind = \"barrier_before_launch\"\nkernel = \"" + kernel + "\"", "barriers");
+    INFO(kernel << ": " << verdict.found);
+    return verdict.passed;
+  };
+  CHECK(passes("publish_header"));          // thread 0 writes, then launches
+  CHECK(passes("publish_by_last_thread"));  // threadIdx.x == blockDim.x - 1: one thread too
+  CHECK_FALSE(passes("publish_restamped"));  // every thread writes after the barrier
+  // Followed along the loop: the stores come after the launch in the text, before it in time.
+  CHECK(passes("publish_rounds_guarded"));
+  CHECK_FALSE(passes("publish_rounds_unguarded"));
+}

@@ -6,13 +6,16 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "rules/barrier_flow.h"
 #include "rules/names.h"
 #include "rules/ptx_reader.h"
 
 namespace cdplab::rules {
 namespace {
 
+using ptx::has_component;
 using ptx::Instruction;
+using ptx::opcode_base;
 
 // Address taint bits: a register holds an address of local or of shared memory, or (in a device
 // function) a value derived from its parameter i: bit kFirstParameter << i. Parameter bits are
@@ -49,22 +52,6 @@ constexpr long long kStreamTailLaunch = 3;
 constexpr long long kStreamFireAndForget = 4;
 
 constexpr unsigned kStreamNonBlocking = 1;
-
-std::string opcode_base(const std::string& opcode) { return opcode.substr(0, opcode.find('.')); }
-
-// Whether a component of a dotted opcode is `part` or `part::scope` ("atom.shared::cta.add").
-bool has_component(const std::string& opcode, std::string_view part) {
-  std::size_t start = 0;
-  while (start <= opcode.size()) {
-    std::size_t end = opcode.find('.', start);
-    if (end == std::string::npos) end = opcode.size();
-    const std::string_view component = std::string_view(opcode).substr(start, end - start);
-    if (component == part || component.substr(0, part.size() + 2) == std::string(part) + "::")
-      return true;
-    start = end + 1;
-  }
-  return false;
-}
 
 // Instructions whose result is an address when a source is: copies and address arithmetic.
 bool derives_address(const std::string& base) {
@@ -325,11 +312,13 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   auto note_frame_write = [&](const std::string& address) {
     if (const auto offset = frame.of(address)) ++frame_writes[*offset];
   };
-  // The last store to shared memory, and to any memory, not yet followed by a barrier (0: none).
+  // The last store to shared memory not yet followed by a barrier (0: none), in text order. The
+  // stores that reach a launch are followed along the control flow instead (barrier_flow.h).
   int shared_store = 0;
-  int memory_store = 0;
+  std::vector<FlowEvent> events(function.body.size(), FlowEvent::none);
 
   for (const Instruction& ins : function.body) {
+    FlowEvent& event = events[static_cast<std::size_t>(&ins - function.body.data())];
     const std::string base = opcode_base(ins.opcode);
     const auto& ops = ins.operands;
 
@@ -358,7 +347,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       continue;
     }
     if (is_barrier(ins.opcode)) {
-      shared_store = memory_store = 0;
+      shared_store = 0;
+      event = FlowEvent::barrier;
       continue;
     }
     if (base == "st" && ops.size() >= 2) {
@@ -371,7 +361,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       const bool local = has_component(ins.opcode, "local") || (target & kLocal);
       const bool shared = has_component(ins.opcode, "shared") || (target & kShared);
       if (shared) shared_store = ins.line;
-      if (!local) memory_store = ins.line;
+      if (!local) event = FlowEvent::store;
       continue;
     }
     if (base == "mov" && ops.size() == 2) {  // a copy keeps the source of what it copies
@@ -425,7 +415,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
         const auto it = source_of.find(stream);
         if (it != source_of.end()) site.stream_source = it->second;
       }
-      if (memory_store != 0) facts.unguarded_launches.push_back({{ins.line, {}}, memory_store});
+      event = FlowEvent::launch;
       if (const auto buffer = buffer_in(argument(v2 ? 0 : 1))) {
         site.child = buffers[*buffer].child;
         site.taint = buffers[*buffer].taint;
@@ -441,7 +431,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     } else if (!heap.empty()) {
       (allocates ? facts.allocations : facts.deallocations).push_back({{ins.line, {}}, heap});
     } else if (const ptx::Function* target = module.find(callee); target && target->defined) {
-      shared_store = memory_store = 0;  // the function may hold a barrier: nothing certain
+      shared_store = 0;  // the function may hold a barrier: nothing certain
+      event = FlowEvent::barrier;
       facts.callees.push_back(target->name);
       CallSite call_site{target->name, {}};
       for (std::size_t i = 0; i < call.arguments.size(); ++i) call_site.argument_taint.push_back(taint_of(argument(i)));
@@ -449,6 +440,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     }
     params.clear();
   }
+  for (const auto& site : unguarded_launches(function, events))
+    facts.unguarded_launches.push_back({{site.launch_line, {}}, site.store_line});
   return facts;
 }
 

@@ -6,12 +6,12 @@
 namespace cdplab::rules::ptx {
 namespace {
 
-enum class TokenKind { statement, open, close };
+enum class TokenKind { statement, label, open, close };
 
 struct Token {
   TokenKind kind;
   int line;
-  std::string text;  // statements only: white space collapsed to single spaces
+  std::string text;  // statements: white space collapsed to single spaces; labels: the name
 };
 
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
@@ -137,6 +137,7 @@ std::vector<Token> tokenize(std::string_view ptx) {
     if (c == ';') {
       emit();
     } else if (c == ':' && next != ':' && is_label(current)) {
+      tokens.push_back({TokenKind::label, current_line, std::string(trim(current))});
       current.clear();
     } else if (c == '{' && first_word(current) == ".section") {
       // Debug information (-G, -lineinfo): data the checker does not need, skipped whole.
@@ -269,8 +270,13 @@ Module read_module(std::string_view ptx) {
     return module.functions.back();
   };
 
+  std::vector<std::string> labels;  // labels waiting for the statement they name
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const Token& token = tokens[i];
+    if (token.kind == TokenKind::label) {
+      if (current != nullptr) labels.push_back(token.text);
+      continue;
+    }
     if (token.kind == TokenKind::open) {
       ++depth;
       continue;
@@ -278,7 +284,10 @@ Module read_module(std::string_view ptx) {
     if (token.kind == TokenKind::close) {
       if (--depth < 0)
         throw std::runtime_error("PTX line " + std::to_string(token.line) + ": unbalanced '}'");
-      if (depth == 0) current = nullptr;
+      if (depth == 0) {
+        current = nullptr;
+        labels.clear();  // a label at the very end names the function's end
+      }
       continue;
     }
 
@@ -316,6 +325,8 @@ Module read_module(std::string_view ptx) {
       throw std::runtime_error("PTX line " + std::to_string(token.line) +
                                ": block outside any function");
     current->body.push_back(parse_instruction(token));
+    current->body.back().labels = std::move(labels);
+    labels.clear();
   }
   if (depth != 0) throw std::runtime_error("PTX ends inside a block: unbalanced '{'");
   if (module.version.empty())
@@ -359,6 +370,21 @@ std::vector<std::string> registers_in(std::string_view operand) {
     i = end - 1;
   }
   return out;
+}
+
+std::string opcode_base(const std::string& opcode) { return opcode.substr(0, opcode.find('.')); }
+
+bool has_component(const std::string& opcode, std::string_view part) {
+  std::size_t start = 0;
+  while (start <= opcode.size()) {
+    std::size_t end = opcode.find('.', start);
+    if (end == std::string::npos) end = opcode.size();
+    const std::string_view component = std::string_view(opcode).substr(start, end - start);
+    if (component == part || component.substr(0, part.size() + 2) == std::string(part) + "::")
+      return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 std::string address_base(std::string_view operand) {

@@ -2,11 +2,11 @@
 /// @brief Reads PTX text into functions and instructions: just enough structure for the CDP
 ///        rule checker (rules/launch_graph.h), not a PTX validator.
 ///
-/// PTX is a sequence of statements ended by `;`, grouped by `{ }` blocks. Comments and labels
-/// are dropped; a few module directives (`.version`, `.target`, `.address_size`, `.file`,
-/// `.loc`) end at the end of their line. Function definitions (`.entry`, `.func`) become
-/// Function objects with their instructions in text order; nested blocks (call sequences,
-/// scoped registers) are flattened into the function body.
+/// PTX is a sequence of statements ended by `;`, grouped by `{ }` blocks. Comments are dropped,
+/// labels name the statement after them, and a few module directives (`.version`, `.target`,
+/// `.address_size`, `.file`, `.loc`) end at the end of their line. Function definitions
+/// (`.entry`, `.func`) become Function objects with their instructions in text order; nested
+/// blocks (call sequences, scoped registers) are flattened into the function body.
 #pragma once
 
 #include <set>
@@ -23,6 +23,7 @@ struct Instruction {
   std::string guard;   ///< predicate guard without `@` (`%p1`, `!%p1`); empty if none
   std::string opcode;  ///< `st.u64`, `call.uni`, or a directive such as `.reg`
   std::vector<std::string> operands;  ///< split at top-level commas, all white space removed
+  std::vector<std::string> labels;    ///< the labels that name this statement (`$L__BB0_2`)
 };
 
 /// A kernel (`.entry`) or device function (`.func`) of the module.
@@ -66,6 +67,13 @@ std::vector<std::string> registers_in(std::string_view operand);
 /// The name inside an address operand: `[%rd2+8]` gives `%rd2`, `[param0+0]` gives `param0`,
 /// `[x]` gives `x`; empty when the operand is not an address.
 std::string address_base(std::string_view operand);
+
+/// The first component of a dotted opcode: `st` of `st.global.u32`.
+std::string opcode_base(const std::string& opcode);
+
+/// Whether a component of a dotted opcode is `part` or `part::scope` (`atom.shared::cta.add`
+/// has `shared`).
+bool has_component(const std::string& opcode, std::string_view part);
 
 /// True when the operand is an integer literal (decimal, `0x` hex, optional sign).
 bool is_integer_literal(std::string_view operand);

@@ -1,0 +1,38 @@
+/// @file barrier_flow.h
+/// @brief Which stores reach a device-side launch with no barrier in between, followed along a
+///        function's control flow (branches and loops), not only its text.
+///
+/// A child grid sees what its launching thread wrote before the launch, but not what the block's
+/// other threads wrote unless a barrier (`__syncthreads()`) lies between their stores and the
+/// launch. A store made in code that only one thread runs (behind a branch on `threadIdx.x ==
+/// constant`, or predicated on it) is that thread's own: a launch by the same thread needs no
+/// barrier after it. Everything else is taken as possibly made by other threads.
+#pragma once
+
+#include "rules/ptx_reader.h"
+
+#include <vector>
+
+namespace cdplab::rules {
+
+/// What one instruction means to the barrier analysis (the launch graph's reading of it).
+enum class FlowEvent {
+  none,
+  store,    ///< a store to global or shared memory (not local, not a launch's parameter buffer)
+  barrier,  ///< a barrier, or a call of a device function that may hold one
+  launch,   ///< a device-side launch
+};
+
+/// A launch that a store of another thread may reach with no barrier in between.
+struct UnguardedLaunchSite {
+  int launch_line = 0;  ///< PTX line of the launch
+  int store_line = 0;   ///< PTX line of the latest such store
+};
+
+/// The launches of `function` that a store of another thread may reach with no barrier in
+/// between; `events` holds one entry per instruction of `function.body`. Threads are told apart
+/// only by comparisons of `%tid.x`, `%tid.y` or `%tid.z` with a constant; a thread launching in
+/// code that every thread may run counts every store since the last barrier.
+std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& function, const std::vector<FlowEvent>& events);
+
+}  // namespace cdplab::rules
