@@ -442,4 +442,11 @@ TEST_CASE("rule barrier_before_launch: the launching thread's own stores need no
   // Followed along the loop: the stores come after the launch in the text, before it in time.
   CHECK(passes("publish_rounds_guarded"));
   CHECK_FALSE(passes("publish_rounds_unguarded"));
+  // Not one thread, or not a barrier's work.
+  CHECK_FALSE(passes("publish_column"));
+  CHECK_FALSE(passes("publish_by_chosen_thread"));
+  CHECK_FALSE(passes("publish_counted"));
+  // One thread, by a combined condition.
+  CHECK(passes("publish_header_if_enabled"));
+  CHECK(passes("publish_header_first_block"));
 }

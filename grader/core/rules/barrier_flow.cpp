@@ -16,13 +16,17 @@ using ptx::Instruction;
 /// it: its `%tid` value (0 or more), or a value computed at run time (below kAnyThread).
 constexpr long kAnyThread = -1;
 
-/// A predicate that compares a thread index with a value the whole block shares: true when
-/// `%tid` equals it (`equal`), or when it differs (not `equal`). `thread` names the value: the
-/// constant, or the register (then a negative tag of its own).
+/// What a predicate tells of the threads that see it true, and false: the one thread left (its
+/// tag), or kAnyThread.
 struct ThreadTest {
-  long thread = 0;
-  bool equal = true;
+  long if_true = kAnyThread;
+  long if_false = kAnyThread;
 };
+
+/// The one thread that both conditions leave (either, when they contradict each other).
+long narrower(long a, long b) { return a == kAnyThread ? b : a; }
+/// The one thread that either condition leaves, when it is the same one.
+long wider(long a, long b) { return a == b ? a : kAnyThread; }
 
 /// Whether an instruction with this opcode base computes its result from its sources alone.
 bool arithmetic(const std::string& base) {
@@ -31,54 +35,101 @@ bool arithmetic(const std::string& base) {
          base == "max" || base == "div" || base == "rem";
 }
 
-/// The predicates of `function` that compare `%tid.x`, `%tid.y` or `%tid.z` (or a copy of one)
-/// with a value every thread of the block has alike: a constant, or one computed from constants,
-/// kernel parameters and the block's and grid's shape and index (`threadIdx.x == 0`,
-/// `threadIdx.x == blockDim.x - 1`).
+/// The registers an instruction writes: its first operand, unless it writes memory or nothing.
+std::vector<std::string> written(const Instruction& ins) {
+  static const std::set<std::string> writes_none = {"st", "bra", "call", "ret", "exit", "bar", "barrier", "red",
+                                                    "membar", "fence", "trap", "prefetch"};
+  const std::string base = ptx::opcode_base(ins.opcode);
+  if (ins.operands.empty() || ins.opcode.front() == '.' || writes_none.count(base)) return {};
+  std::vector<std::string> out;
+  std::string part;
+  for (char c : ins.operands[0] + "|") {  // setp may write two predicates: %p1|%p2
+    if (c != '|') {
+      part += c;
+      continue;
+    }
+    if (part.rfind('%', 0) == 0) out.push_back(part);
+    part.clear();
+  }
+  return out;
+}
+
+/// The predicates of `function` that single out one thread: comparisons of `%tid.x` (or a copy
+/// of it) with a value every thread of the block has alike, a constant or one computed from
+/// constants, kernel parameters and the block's and grid's shape and index (`threadIdx.x == 0`,
+/// `threadIdx.x == blockDim.x - 1`, `(threadIdx.x | blockIdx.x) == 0`), and their combinations
+/// with `and`, `or` and `not`. Only registers written once, unguarded, are trusted: a value
+/// written in a loop or on one path of several may differ between threads or rounds. A function
+/// that reads `%tid.y` or `%tid.z` runs in blocks of more than one dimension, where a test of
+/// `%tid.x` leaves a column of threads: it gets no such predicates.
 std::map<std::string, ThreadTest> thread_tests(const ptx::Function& function) {
-  std::set<std::string> thread_index;  // registers holding a %tid component
+  std::map<std::string, ThreadTest> tests;
+  std::map<std::string, int> writes;  // a guarded write counts as two: never trusted
+  for (const Instruction& ins : function.body) {
+    for (const auto& reg : written(ins)) writes[reg] += ins.guard.empty() ? 1 : 2;
+    for (const auto& op : ins.operands)
+      if (op.find("%tid.y") != std::string::npos || op.find("%tid.z") != std::string::npos) return tests;
+  }
+  auto once = [&](const std::string& reg) { return writes[reg] == 1; };
+
+  std::set<std::string> thread_index;  // registers holding %tid.x
+  std::set<std::string> zero_only_at_0;  // registers that are 0 only where %tid.x is 0 (tid | value)
   std::set<std::string> uniform;       // registers the block's threads hold alike
   std::map<std::string, long> tag_of;  // a uniform register's tag (below kAnyThread)
   auto is_uniform = [&](const std::string& operand) {
     return ptx::is_integer_literal(operand) || uniform.count(operand) || operand.rfind("%ntid.", 0) == 0 ||
            operand.rfind("%nctaid.", 0) == 0 || operand.rfind("%ctaid.", 0) == 0;
   };
-  std::map<std::string, ThreadTest> tests;
+  auto test_of = [&](const std::string& operand) {
+    const bool negated = !operand.empty() && operand.front() == '!';
+    const auto it = tests.find(negated ? operand.substr(1) : operand);
+    const ThreadTest test = it == tests.end() ? ThreadTest{} : it->second;
+    return negated ? ThreadTest{test.if_false, test.if_true} : test;
+  };
   for (const Instruction& ins : function.body) {
     const std::string base = ptx::opcode_base(ins.opcode);
     const auto& ops = ins.operands;
-    if (ops.empty() || !ins.guard.empty()) continue;
-    if ((base == "mov" || base == "cvt") && ops.size() == 2 &&
-        (ops[1].rfind("%tid.", 0) == 0 || thread_index.count(ops[1]))) {
-      thread_index.insert(ops[0]);
-      continue;
-    }
-    if (base == "ld" && ptx::has_component(ins.opcode, "param") && ops.size() == 2) {
+    const auto targets = written(ins);
+    if (targets.size() != 1 || !once(targets[0])) continue;
+    const std::string& out = targets[0];
+    if ((base == "mov" || base == "cvt") && ops.size() == 2 && (ops[1] == "%tid.x" || thread_index.count(ops[1]))) {
+      thread_index.insert(out);
+    } else if (base == "ld" && ptx::has_component(ins.opcode, "param") && ops.size() == 2) {
       // A kernel's own parameter (not a device function's, nor a call's return value).
-      if (function.is_kernel && ptx::address_base(ops[1]).find("_param_") != std::string::npos) uniform.insert(ops[0]);
-      continue;
-    }
-    if (arithmetic(base) && ops.size() >= 2 &&
-        std::all_of(ops.begin() + 1, ops.end(), [&](const std::string& op) { return is_uniform(op); })) {
-      uniform.insert(ops[0]);
-      continue;
-    }
-    if (base != "setp" || ops.size() != 3) continue;
-    const bool equal = ptx::has_component(ins.opcode, "eq");
-    if (!equal && !ptx::has_component(ins.opcode, "ne")) continue;
-    for (int side = 1; side <= 2; ++side) {
-      const std::string& other = ops[side == 1 ? 2 : 1];
-      if (!thread_index.count(ops[side]) || !is_uniform(other)) continue;
-      // A constant is its own tag; another shared value gets a tag below kAnyThread, one per register.
-      long tag = 0;
-      if (ptx::is_integer_literal(other)) {
-        tag = static_cast<long>(ptx::integer_value(other));
-        if (tag < 0) continue;  // no thread has it
-      } else {
-        const auto it = tag_of.emplace(other, kAnyThread - 1 - static_cast<long>(tag_of.size())).first;
-        tag = it->second;
+      if (function.is_kernel && ptx::address_base(ops[1]).find("_param_") != std::string::npos) uniform.insert(out);
+    } else if (base == "or" && ops.size() == 3 && (thread_index.count(ops[1]) || thread_index.count(ops[2]) ||
+                                                   zero_only_at_0.count(ops[1]) || zero_only_at_0.count(ops[2]))) {
+      zero_only_at_0.insert(out);
+    } else if (arithmetic(base) && ops.size() >= 2 &&
+               std::all_of(ops.begin() + 1, ops.end(), [&](const std::string& op) { return is_uniform(op); })) {
+      uniform.insert(out);
+    } else if (base == "setp" && ops.size() == 3) {
+      const bool equal = ptx::has_component(ins.opcode, "eq");
+      if (!equal && !ptx::has_component(ins.opcode, "ne")) continue;
+      for (int side = 1; side <= 2; ++side) {
+        const std::string& value = ops[side];
+        const std::string& other = ops[side == 1 ? 2 : 1];
+        long tag = kAnyThread;
+        if (zero_only_at_0.count(value) && ptx::is_integer_literal(other) && ptx::integer_value(other) == 0) {
+          tag = 0;
+        } else if (!thread_index.count(value) || !is_uniform(other)) {
+          continue;
+        } else if (ptx::is_integer_literal(other)) {
+          tag = static_cast<long>(ptx::integer_value(other));
+          if (tag < 0) continue;  // no thread has it
+        } else {  // another shared value: a tag below kAnyThread, one per register
+          tag = tag_of.emplace(other, kAnyThread - 1 - static_cast<long>(tag_of.size())).first->second;
+        }
+        tests[out] = equal ? ThreadTest{tag, kAnyThread} : ThreadTest{kAnyThread, tag};
       }
-      tests[ops[0]] = ThreadTest{tag, equal};
+    } else if ((base == "and" || base == "or") && ptx::has_component(ins.opcode, "pred") && ops.size() == 3) {
+      const ThreadTest a = test_of(ops[1]);
+      const ThreadTest b = test_of(ops[2]);
+      tests[out] = base == "and" ? ThreadTest{narrower(a.if_true, b.if_true), wider(a.if_false, b.if_false)}
+                                 : ThreadTest{wider(a.if_true, b.if_true), narrower(a.if_false, b.if_false)};
+    } else if (base == "not" && ptx::has_component(ins.opcode, "pred") && ops.size() == 2) {
+      const ThreadTest a = test_of(ops[1]);
+      tests[out] = ThreadTest{a.if_false, a.if_true};
     }
   }
   return tests;
@@ -127,10 +178,8 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
     const bool negated = !guard.empty() && guard.front() == '!';
     const auto it = tests.find(negated ? guard.substr(1) : guard);
     if (it == tests.end()) return kAnyThread;
-    const bool tid_equals = it->second.equal != negated ? holds : !holds;
-    return tid_equals ? it->second.thread : kAnyThread;
+    return holds != negated ? it->second.if_true : it->second.if_false;
   };
-  auto narrowed = [](long thread, long to) { return to == kAnyThread ? thread : to; };
 
   std::vector<State> before(n);
   before[0].reached = true;
@@ -151,18 +200,23 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
     State out = before[i];
     if (events[i] == FlowEvent::barrier) out.stores.clear();
     if (events[i] == FlowEvent::store)
-      out.stores.insert({ins.guard.empty() ? out.thread : narrowed(out.thread, one_thread(ins.guard, true)), ins.line});
+      out.stores.insert({ins.guard.empty() ? out.thread : narrower(one_thread(ins.guard, true), out.thread), ins.line});
 
     const std::string base = ptx::opcode_base(ins.opcode);
     if (base == "bra" && !ins.operands.empty()) {
       const auto target = label_at.find(ins.operands[0]);
       State taken = out;
-      if (!ins.guard.empty()) taken.thread = narrowed(out.thread, one_thread(ins.guard, true));
-      if (target != label_at.end()) flow(target->second, taken);
+      if (!ins.guard.empty()) taken.thread = narrower(one_thread(ins.guard, true), out.thread);
+      if (target != label_at.end()) {
+        flow(target->second, taken);
+      } else {  // a target not found (an indirect branch, say): any labelled statement, to be safe
+        for (const auto& [label, at] : label_at) flow(at, taken);
+      }
       if (ins.guard.empty()) continue;
-      out.thread = narrowed(out.thread, one_thread(ins.guard, false));
-    } else if ((base == "ret" || base == "exit" || base == "trap") && ins.guard.empty()) {
-      continue;
+      out.thread = narrower(one_thread(ins.guard, false), out.thread);
+    } else if (base == "ret" || base == "exit" || base == "trap") {
+      if (ins.guard.empty()) continue;
+      out.thread = narrower(one_thread(ins.guard, false), out.thread);  // the threads that go on
     }
     flow(i + 1, out);
   }

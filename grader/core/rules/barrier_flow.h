@@ -5,8 +5,10 @@
 /// A child grid sees what its launching thread wrote before the launch, but not what the block's
 /// other threads wrote unless a barrier (`__syncthreads()`) lies between their stores and the
 /// launch. A store made in code that only one thread runs (behind a branch on `threadIdx.x ==
-/// constant`, or predicated on it) is that thread's own: a launch by the same thread needs no
-/// barrier after it. Everything else is taken as possibly made by other threads.
+/// c`, or predicated on it, where c is a value the whole block shares) is that thread's own: a
+/// launch by the same thread needs no barrier after it. Everything else is taken as possibly
+/// made by other threads, and so is everything in a kernel that reads `threadIdx.y` or
+/// `threadIdx.z` (a block of more dimensions, where `threadIdx.x == c` leaves a column).
 #pragma once
 
 #include "rules/ptx_reader.h"
@@ -30,9 +32,8 @@ struct UnguardedLaunchSite {
 };
 
 /// The launches of `function` that a store of another thread may reach with no barrier in
-/// between; `events` holds one entry per instruction of `function.body`. Threads are told apart
-/// only by comparisons of `%tid.x`, `%tid.y` or `%tid.z` with a constant; a thread launching in
-/// code that every thread may run counts every store since the last barrier.
+/// between; `events` holds one entry per instruction of `function.body`. A launch in code that
+/// every thread may run counts every store since the last barrier.
 std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& function, const std::vector<FlowEvent>& events);
 
 }  // namespace cdplab::rules

@@ -385,6 +385,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       else if (has_component(ins.opcode, "global"))
         atomic.space = AddressSpace::global;
       facts.atomics.push_back(atomic);
+      event = FlowEvent::store;  // it writes memory too: a child must not read it unordered
       if (atomic.space == AddressSpace::shared && shared_store != 0)
         facts.unguarded_shared_atomics.push_back({{ins.line, {}}, shared_store});
       continue;

@@ -82,10 +82,12 @@ struct Atomic {
   std::string instruction;  ///< the opcode: "atom.shared.add.u32"
 };
 
-/// An instruction left unguarded by a barrier: a shared-memory atomic, or a launch, that follows
-/// a store to memory with no block barrier (`__syncthreads()`, `bar.sync`) or warp barrier
-/// (`__syncwarp()`) in between, in the text order of one function's body. A call of another
-/// device function counts as a barrier (it may hold one), so only what is certain is reported.
+/// An instruction left unguarded by a barrier: a shared-memory atomic, or a launch, that a store
+/// to memory reaches with no block barrier (`__syncthreads()`, `bar.sync`) or warp barrier
+/// (`__syncwarp()`) in between. For atomics the stores are those before it in the text of one
+/// function's body; for launches they are followed along the control flow, without the
+/// launching thread's own (barrier_flow.h). A call of another device function counts as a
+/// barrier (it may hold one), so only what is certain is reported.
 struct Unguarded {
   Site site;       ///< the atomic or the launch
   int store_line;  ///< the store it follows, PTX line
@@ -104,8 +106,8 @@ struct Kernel {
   std::vector<Atomic> atomics;
   /// Shared-memory atomics after a store to shared memory with no barrier in between.
   std::vector<Unguarded> unguarded_shared_atomics;
-  /// Launches after a store to global or shared memory with no barrier in between: the
-  /// child sees the launching thread's own writes, not those of the other threads.
+  /// Launches that another thread's store to global or shared memory (or atomic) reaches with no
+  /// barrier in between: the child sees the launching thread's own writes, not the others'.
   std::vector<Unguarded> unguarded_launches;
 
   bool creates_stream() const { return !stream_creations.empty(); }
