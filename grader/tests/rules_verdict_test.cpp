@@ -449,4 +449,8 @@ TEST_CASE("rule barrier_before_launch: the launching thread's own stores need no
   // One thread, by a combined condition.
   CHECK(passes("publish_header_if_enabled"));
   CHECK(passes("publish_header_first_block"));
+  // One thread, though the register of threadIdx.x is reused, or the test is an order or a sum.
+  CHECK(passes("publish_header_after_loop"));
+  CHECK(passes("publish_header_signed_index"));
+  CHECK(passes("publish_header_grid_index"));
 }

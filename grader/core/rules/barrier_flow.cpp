@@ -15,6 +15,9 @@ using ptx::Instruction;
 /// The thread tag of code that every thread may run. Other tags name the one thread that runs
 /// it: its `%tid` value (0 or more), or a value computed at run time (below kAnyThread).
 constexpr long kAnyThread = -1;
+/// The tag of a special register the block shares (`%ctaid.x`, `%ntid.x`): not a thread's own,
+/// so a test against it gets the tag of the test instead.
+constexpr long kSpecialTag = kAnyThread - 2;
 
 /// What a predicate tells of the threads that see it true, and false: the one thread left (its
 /// tag), or kAnyThread.
@@ -54,85 +57,171 @@ std::vector<std::string> written(const Instruction& ins) {
   return out;
 }
 
-/// The predicates of `function` that single out one thread: comparisons of `%tid.x` (or a copy
-/// of it) with a value every thread of the block has alike, a constant or one computed from
-/// constants, kernel parameters and the block's and grid's shape and index (`threadIdx.x == 0`,
-/// `threadIdx.x == blockDim.x - 1`, `(threadIdx.x | blockIdx.x) == 0`), and their combinations
-/// with `and`, `or` and `not`. Only registers written once, unguarded, are trusted: a value
-/// written in a loop or on one path of several may differ between threads or rounds. A function
-/// that reads `%tid.y` or `%tid.z` runs in blocks of more than one dimension, where a test of
-/// `%tid.x` leaves a column of threads: it gets no such predicates.
-std::map<std::string, ThreadTest> thread_tests(const ptx::Function& function) {
-  std::map<std::string, ThreadTest> tests;
+/// What a register holds, as far as telling threads apart needs it.
+struct Meaning {
+  enum Kind {
+    unknown,
+    thread_index,   ///< `%tid.x`
+    shifted_index,  ///< `%tid.x` plus a value the block shares (`blockIdx.x * blockDim.x + threadIdx.x`)
+    zero_at_0,      ///< 0 only where `%tid.x` is 0 (`threadIdx.x | blockIdx.x`)
+    shared_value,   ///< a value every thread of the block holds alike
+    test,           ///< a predicate (see `test_value`)
+  } kind = unknown;
+  long tag = kAnyThread;  ///< shared_value: the constant (0 or more), or a tag below kAnyThread
+  ThreadTest test_value;  ///< test: what the predicate tells
+};
+
+/// What `setp.<cmp> p, a, b` tells when it compares a thread index with a shared value (either
+/// side): equality singles out one thread where it holds, inequality where it fails. An order
+/// test of `%tid.x` itself against 0 or 1 singles out thread 0 (`threadIdx.x < 1`, `> 0`, as
+/// a signed int). `made_here` tags a thread chosen by a value that is not a constant.
+ThreadTest index_test(const std::string& opcode, const Meaning& a, const Meaning& b, long made_here) {
+  const bool index_left = a.kind == Meaning::thread_index || a.kind == Meaning::shifted_index;
+  const Meaning& index = index_left ? a : b;
+  const Meaning& value = index_left ? b : a;
+  auto has = [&](const char* part) { return ptx::has_component(opcode, part); };
+  if (index.kind == Meaning::zero_at_0 || value.kind == Meaning::zero_at_0) {  // (tid | v) == 0
+    const Meaning& zero = index.kind == Meaning::zero_at_0 ? value : index;
+    if (zero.kind != Meaning::shared_value || zero.tag != 0) return {};
+    if (has("eq")) return {0, kAnyThread};
+    if (has("ne")) return {kAnyThread, 0};
+    return {};
+  }
+  if ((index.kind != Meaning::thread_index && index.kind != Meaning::shifted_index) ||
+      value.kind != Meaning::shared_value)
+    return {};
+  const long tag = index.kind == Meaning::thread_index && value.tag != kSpecialTag ? value.tag : made_here;
+  if (has("eq")) return {tag, kAnyThread};
+  if (has("ne")) return {kAnyThread, tag};
+  if (index.kind != Meaning::thread_index || (value.tag != 0 && value.tag != 1)) return {};
+  // Written with the index on the left: index < 1, index <= 0 mean thread 0; > 0, >= 1 its opposite.
+  const bool lt = has("lt") || has("lo"), le = has("le") || has("ls"), gt = has("gt") || has("hi"),
+             ge = has("ge") || has("hs");
+  const bool zero_when_true = index_left ? (lt && value.tag == 1) || (le && value.tag == 0)
+                                         : (gt && value.tag == 1) || (ge && value.tag == 0);
+  const bool zero_when_false = index_left ? (gt && value.tag == 0) || (ge && value.tag == 1)
+                                          : (lt && value.tag == 0) || (le && value.tag == 1);
+  if (zero_when_true) return {0, kAnyThread};
+  if (zero_when_false) return {kAnyThread, 0};
+  return {};
+}
+
+/// For each instruction of `function`, what its guard tells of the threads that run it (and of
+/// those that do not). A guard singles out one thread when it compares `%tid.x` (or a copy, or
+/// `%tid.x` plus a shared value) with a value every thread of the block has alike: a constant,
+/// or one computed from constants, kernel parameters and the block's and grid's shape and index
+/// (`threadIdx.x == 0`, `threadIdx.x == blockDim.x - 1`, `(threadIdx.x | blockIdx.x) == 0`,
+/// `threadIdx.x < 1`), or combines such tests with `and`, `or` and `not`.
+///
+/// PTX reuses registers, so a register's meaning is trusted where it is certain: written earlier
+/// in the same straight run of instructions (no label, no branch in between), or written only
+/// once in the whole function, unguarded. A function that reads `%tid.y` or `%tid.z` runs in
+/// blocks of more than one dimension, where a test of `%tid.x` leaves a column of threads: no
+/// guard of it singles out a thread.
+std::vector<ThreadTest> guard_tests(const ptx::Function& function) {
+  const auto& body = function.body;
+  std::vector<ThreadTest> guards(body.size());
   std::map<std::string, int> writes;  // a guarded write counts as two: never trusted
-  for (const Instruction& ins : function.body) {
+  for (const Instruction& ins : body) {
     for (const auto& reg : written(ins)) writes[reg] += ins.guard.empty() ? 1 : 2;
     for (const auto& op : ins.operands)
-      if (op.find("%tid.y") != std::string::npos || op.find("%tid.z") != std::string::npos) return tests;
+      if (op.find("%tid.y") != std::string::npos || op.find("%tid.z") != std::string::npos) return guards;
   }
-  auto once = [&](const std::string& reg) { return writes[reg] == 1; };
 
-  std::set<std::string> thread_index;  // registers holding %tid.x
-  std::set<std::string> zero_only_at_0;  // registers that are 0 only where %tid.x is 0 (tid | value)
-  std::set<std::string> uniform;       // registers the block's threads hold alike
-  std::map<std::string, long> tag_of;  // a uniform register's tag (below kAnyThread)
-  auto is_uniform = [&](const std::string& operand) {
-    return ptx::is_integer_literal(operand) || uniform.count(operand) || operand.rfind("%ntid.", 0) == 0 ||
-           operand.rfind("%nctaid.", 0) == 0 || operand.rfind("%ctaid.", 0) == 0;
+  std::map<std::string, Meaning> once;   // registers written once: what they hold
+  std::map<std::string, Meaning> local;  // registers written in the current straight run
+  auto meaning_of = [&](const std::string& operand) {
+    Meaning m;
+    if (operand == "%tid.x") {
+      m.kind = Meaning::thread_index;
+    } else if (ptx::is_integer_literal(operand)) {
+      m.kind = Meaning::shared_value;
+      m.tag = static_cast<long>(ptx::integer_value(operand));
+      if (m.tag < 0) m.tag = kAnyThread - 1;  // no thread has it; any tag of its own will do
+    } else if (operand.rfind("%ntid.", 0) == 0 || operand.rfind("%nctaid.", 0) == 0 ||
+               operand.rfind("%ctaid.", 0) == 0) {
+      m.kind = Meaning::shared_value;
+      m.tag = kSpecialTag;
+    } else if (const auto it = local.find(operand); it != local.end()) {
+      m = it->second;
+    } else if (const auto at = once.find(operand); at != once.end()) {
+      m = at->second;
+    }
+    return m;
   };
   auto test_of = [&](const std::string& operand) {
     const bool negated = !operand.empty() && operand.front() == '!';
-    const auto it = tests.find(negated ? operand.substr(1) : operand);
-    const ThreadTest test = it == tests.end() ? ThreadTest{} : it->second;
+    const Meaning m = meaning_of(negated ? operand.substr(1) : operand);
+    const ThreadTest test = m.kind == Meaning::test ? m.test_value : ThreadTest{};
     return negated ? ThreadTest{test.if_false, test.if_true} : test;
   };
-  for (const Instruction& ins : function.body) {
+  auto index_like = [](const Meaning& m) { return m.kind == Meaning::thread_index || m.kind == Meaning::shifted_index; };
+  // A tag of its own for a value made at instruction i (below kAnyThread, and below the others).
+  auto tag_made_at = [](std::size_t i) { return kAnyThread - 3 - static_cast<long>(i); };
+
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const Instruction& ins = body[i];
+    if (!ins.labels.empty()) local.clear();  // another path may enter here
     const std::string base = ptx::opcode_base(ins.opcode);
     const auto& ops = ins.operands;
-    const auto targets = written(ins);
-    if (targets.size() != 1 || !once(targets[0])) continue;
-    const std::string& out = targets[0];
-    if ((base == "mov" || base == "cvt") && ops.size() == 2 && (ops[1] == "%tid.x" || thread_index.count(ops[1]))) {
-      thread_index.insert(out);
+    if (!ins.guard.empty()) guards[i] = test_of(ins.guard.front() == '!' ? ins.guard.substr(1) : ins.guard);
+
+    Meaning made;  // what the instruction's register holds after it
+    const bool binary = ops.size() == 3;
+    if ((base == "mov" || base == "cvt") && ops.size() == 2) {
+      made = meaning_of(ops[1]);
     } else if (base == "ld" && ptx::has_component(ins.opcode, "param") && ops.size() == 2) {
       // A kernel's own parameter (not a device function's, nor a call's return value).
-      if (function.is_kernel && ptx::address_base(ops[1]).find("_param_") != std::string::npos) uniform.insert(out);
-    } else if (base == "or" && ops.size() == 3 && (thread_index.count(ops[1]) || thread_index.count(ops[2]) ||
-                                                   zero_only_at_0.count(ops[1]) || zero_only_at_0.count(ops[2]))) {
-      zero_only_at_0.insert(out);
-    } else if (arithmetic(base) && ops.size() >= 2 &&
-               std::all_of(ops.begin() + 1, ops.end(), [&](const std::string& op) { return is_uniform(op); })) {
-      uniform.insert(out);
-    } else if (base == "setp" && ops.size() == 3) {
-      const bool equal = ptx::has_component(ins.opcode, "eq");
-      if (!equal && !ptx::has_component(ins.opcode, "ne")) continue;
-      for (int side = 1; side <= 2; ++side) {
-        const std::string& value = ops[side];
-        const std::string& other = ops[side == 1 ? 2 : 1];
-        long tag = kAnyThread;
-        if (zero_only_at_0.count(value) && ptx::is_integer_literal(other) && ptx::integer_value(other) == 0) {
-          tag = 0;
-        } else if (!thread_index.count(value) || !is_uniform(other)) {
-          continue;
-        } else if (ptx::is_integer_literal(other)) {
-          tag = static_cast<long>(ptx::integer_value(other));
-          if (tag < 0) continue;  // no thread has it
-        } else {  // another shared value: a tag below kAnyThread, one per register
-          tag = tag_of.emplace(other, kAnyThread - 1 - static_cast<long>(tag_of.size())).first->second;
-        }
-        tests[out] = equal ? ThreadTest{tag, kAnyThread} : ThreadTest{kAnyThread, tag};
-      }
-    } else if ((base == "and" || base == "or") && ptx::has_component(ins.opcode, "pred") && ops.size() == 3) {
+      if (function.is_kernel && ptx::address_base(ops[1]).find("_param_") != std::string::npos)
+        made = Meaning{Meaning::shared_value, tag_made_at(i), {}};
+    } else if (base == "or" && !ptx::has_component(ins.opcode, "pred") && binary) {
+      const Meaning a = meaning_of(ops[1]);
+      const Meaning b = meaning_of(ops[2]);
+      const auto zero_only_at_0 = [&](const Meaning& m) {
+        return m.kind == Meaning::thread_index || m.kind == Meaning::zero_at_0;
+      };
+      if (zero_only_at_0(a) || zero_only_at_0(b)) made.kind = Meaning::zero_at_0;
+      else if (a.kind == Meaning::shared_value && b.kind == Meaning::shared_value)
+        made = Meaning{Meaning::shared_value, tag_made_at(i), {}};
+    } else if ((base == "add" || base == "sub") && binary) {
+      const Meaning a = meaning_of(ops[1]);
+      const Meaning b = meaning_of(ops[2]);
+      if ((index_like(a) && b.kind == Meaning::shared_value) || (base == "add" && index_like(b) && a.kind == Meaning::shared_value))
+        made.kind = Meaning::shifted_index;
+      else if (a.kind == Meaning::shared_value && b.kind == Meaning::shared_value)
+        made = Meaning{Meaning::shared_value, tag_made_at(i), {}};
+    } else if (base == "mad" && ops.size() == 4 && meaning_of(ops[1]).kind == Meaning::shared_value &&
+               meaning_of(ops[2]).kind == Meaning::shared_value) {
+      const Meaning c = meaning_of(ops[3]);
+      if (index_like(c)) made.kind = Meaning::shifted_index;
+      else if (c.kind == Meaning::shared_value) made = Meaning{Meaning::shared_value, tag_made_at(i), {}};
+    } else if (arithmetic(base) && ops.size() >= 2 && !ptx::has_component(ins.opcode, "pred") &&
+               std::all_of(ops.begin() + 1, ops.end(),
+                           [&](const std::string& op) { return meaning_of(op).kind == Meaning::shared_value; })) {
+      made = Meaning{Meaning::shared_value, tag_made_at(i), {}};
+    } else if (base == "setp" && binary) {
+      made.kind = Meaning::test;
+      made.test_value = index_test(ins.opcode, meaning_of(ops[1]), meaning_of(ops[2]), tag_made_at(i));
+    } else if ((base == "and" || base == "or") && ptx::has_component(ins.opcode, "pred") && binary) {
       const ThreadTest a = test_of(ops[1]);
       const ThreadTest b = test_of(ops[2]);
-      tests[out] = base == "and" ? ThreadTest{narrower(a.if_true, b.if_true), wider(a.if_false, b.if_false)}
-                                 : ThreadTest{wider(a.if_true, b.if_true), narrower(a.if_false, b.if_false)};
+      made.kind = Meaning::test;
+      made.test_value = base == "and" ? ThreadTest{narrower(a.if_true, b.if_true), wider(a.if_false, b.if_false)}
+                                      : ThreadTest{wider(a.if_true, b.if_true), narrower(a.if_false, b.if_false)};
     } else if (base == "not" && ptx::has_component(ins.opcode, "pred") && ops.size() == 2) {
       const ThreadTest a = test_of(ops[1]);
-      tests[out] = ThreadTest{a.if_false, a.if_true};
+      made.kind = Meaning::test;
+      made.test_value = ThreadTest{a.if_false, a.if_true};
     }
+
+    for (const auto& reg : written(ins)) {
+      const bool single = written(ins).size() == 1 && ins.guard.empty();
+      local[reg] = single ? made : Meaning{};
+      if (writes[reg] == 1) once[reg] = local[reg];
+    }
+    if (base == "bra" || base == "ret" || base == "exit") local.clear();  // the straight run ends
   }
-  return tests;
+  return guards;
 }
 
 /// What the analysis knows before an instruction: which thread may run it, and the stores since
@@ -170,15 +259,14 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
   std::map<std::string, std::size_t> label_at;
   for (std::size_t i = 0; i < n; ++i)
     for (const auto& label : body[i].labels) label_at[label] = i;
-  const auto tests = thread_tests(function);
+  const auto guards = guard_tests(function);
 
-  // The one thread that runs code under `guard` when the guard is `holds` (true or false), if
-  // the guard says so; kAnyThread otherwise.
-  auto one_thread = [&](const std::string& guard, bool holds) {
-    const bool negated = !guard.empty() && guard.front() == '!';
-    const auto it = tests.find(negated ? guard.substr(1) : guard);
-    if (it == tests.end()) return kAnyThread;
-    return holds != negated ? it->second.if_true : it->second.if_false;
+  // The one thread that runs instruction i when its guard is `holds` (true or false), if the
+  // guard says so; kAnyThread otherwise.
+  auto one_thread = [&](std::size_t i, bool holds) {
+    if (body[i].guard.empty()) return kAnyThread;
+    const bool negated = body[i].guard.front() == '!';
+    return holds != negated ? guards[i].if_true : guards[i].if_false;
   };
 
   std::vector<State> before(n);
@@ -200,23 +288,23 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
     State out = before[i];
     if (events[i] == FlowEvent::barrier) out.stores.clear();
     if (events[i] == FlowEvent::store)
-      out.stores.insert({ins.guard.empty() ? out.thread : narrower(one_thread(ins.guard, true), out.thread), ins.line});
+      out.stores.insert({ins.guard.empty() ? out.thread : narrower(one_thread(i, true), out.thread), ins.line});
 
     const std::string base = ptx::opcode_base(ins.opcode);
     if (base == "bra" && !ins.operands.empty()) {
       const auto target = label_at.find(ins.operands[0]);
       State taken = out;
-      if (!ins.guard.empty()) taken.thread = narrower(one_thread(ins.guard, true), out.thread);
+      if (!ins.guard.empty()) taken.thread = narrower(one_thread(i, true), out.thread);
       if (target != label_at.end()) {
         flow(target->second, taken);
       } else {  // a target not found (an indirect branch, say): any labelled statement, to be safe
         for (const auto& [label, at] : label_at) flow(at, taken);
       }
       if (ins.guard.empty()) continue;
-      out.thread = narrower(one_thread(ins.guard, false), out.thread);
+      out.thread = narrower(one_thread(i, false), out.thread);
     } else if (base == "ret" || base == "exit" || base == "trap") {
       if (ins.guard.empty()) continue;
-      out.thread = narrower(one_thread(ins.guard, false), out.thread);  // the threads that go on
+      out.thread = narrower(one_thread(i, false), out.thread);  // the threads that go on
     }
     flow(i + 1, out);
   }
