@@ -431,26 +431,29 @@ TEST_CASE("rule barrier_before_launch passes and fails") {
 }
 
 TEST_CASE("rule barrier_before_launch: the launching thread's own stores need no barrier, other threads' do") {
-  auto passes = [](const std::string& kernel) {
-    const RuleVerdict verdict = judge("kind = \"barrier_before_launch\"\nkernel = \"" + kernel + "\"", "barriers");
-    INFO(kernel << ": " << verdict.found);
-    return verdict.passed;
+  struct Case {
+    const char* kernel;
+    bool passes;
+    const char* why;
   };
-  CHECK(passes("publish_header"));          // thread 0 writes, then launches
-  CHECK(passes("publish_by_last_thread"));  // threadIdx.x == blockDim.x - 1: one thread too
-  CHECK_FALSE(passes("publish_restamped"));  // every thread writes after the barrier
-  // Followed along the loop: the stores come after the launch in the text, before it in time.
-  CHECK(passes("publish_rounds_guarded"));
-  CHECK_FALSE(passes("publish_rounds_unguarded"));
-  // Not one thread, or not a barrier's work.
-  CHECK_FALSE(passes("publish_column"));
-  CHECK_FALSE(passes("publish_by_chosen_thread"));
-  CHECK_FALSE(passes("publish_counted"));
-  // One thread, by a combined condition.
-  CHECK(passes("publish_header_if_enabled"));
-  CHECK(passes("publish_header_first_block"));
-  // One thread, though the register of threadIdx.x is reused, or the test is an order or a sum.
-  CHECK(passes("publish_header_after_loop"));
-  CHECK(passes("publish_header_signed_index"));
-  CHECK(passes("publish_header_grid_index"));
+  const Case cases[] = {
+      {"publish_header", true, "thread 0 writes, then launches"},
+      {"publish_by_last_thread", true, "threadIdx.x == blockDim.x - 1 is one thread too"},
+      {"publish_restamped", false, "every thread writes after the barrier"},
+      {"publish_rounds_guarded", true, "followed along the loop, a barrier in every round"},
+      {"publish_rounds_unguarded", false, "the stores come after the launch in the text, before it in time"},
+      {"publish_column", false, "threadIdx.y == 0 leaves a row of threads"},
+      {"publish_by_chosen_thread", false, "each thread computes its own launching thread"},
+      {"publish_counted", false, "an atomicAdd is a write"},
+      {"publish_header_if_enabled", true, "threadIdx.x == 0 && a parameter"},
+      {"publish_header_first_block", true, "threadIdx.x == 0 && blockIdx.x == 0"},
+      {"publish_header_after_loop", true, "the register of threadIdx.x becomes a loop counter"},
+      {"publish_header_signed_index", true, "int tid > 0 returns"},
+      {"publish_header_grid_index", true, "the grid's thread 0"},
+  };
+  for (const Case& c : cases) {
+    const RuleVerdict verdict = judge("kind = \"barrier_before_launch\"\nkernel = \"" + std::string(c.kernel) + "\"", "barriers");
+    INFO(c.kernel << " (" << c.why << "): " << verdict.found);
+    CHECK(verdict.passed == c.passes);
+  }
 }
