@@ -445,6 +445,8 @@ TEST_CASE("rule barrier_before_launch: the launching thread's own stores need no
       {"publish_column", false, "threadIdx.y == 0 leaves a row of threads"},
       {"publish_by_chosen_thread", false, "each thread computes its own launching thread"},
       {"publish_counted", false, "an atomicAdd is a write"},
+      {"publish_warp_synced", false, "__syncwarp() orders one warp's writes, thread 0 launches for the block"},
+      {"publish_per_warp", true, "each warp's lane 0 launches after __syncwarp()"},
       {"publish_header_if_enabled", true, "threadIdx.x == 0 && a parameter"},
       {"publish_header_first_block", true, "threadIdx.x == 0 && blockIdx.x == 0"},
       {"publish_header_after_loop", true, "the register of threadIdx.x becomes a loop counter"},

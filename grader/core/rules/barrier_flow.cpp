@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace cdplab::rules {
@@ -229,7 +230,7 @@ std::vector<ThreadTest> guard_tests(const ptx::Function& function) {
 struct State {
   bool reached = false;
   long thread = kAnyThread;
-  std::set<std::pair<long, int>> stores;  // (thread tag, PTX line)
+  std::set<std::tuple<long, int, bool>> stores;  // (thread tag, PTX line, ordered by __syncwarp())
 
   /// Joins `other` into this state; returns whether this state changed.
   bool join(const State& other) {
@@ -287,8 +288,13 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
     const Instruction& ins = body[i];
     State out = before[i];
     if (events[i] == FlowEvent::barrier) out.stores.clear();
+    if (events[i] == FlowEvent::warp_barrier) {
+      std::set<std::tuple<long, int, bool>> ordered;
+      for (const auto& [thread, line, warp_ordered] : out.stores) ordered.insert({thread, line, true});
+      out.stores = std::move(ordered);
+    }
     if (events[i] == FlowEvent::store)
-      out.stores.insert({ins.guard.empty() ? out.thread : narrower(one_thread(i, true), out.thread), ins.line});
+      out.stores.insert({ins.guard.empty() ? out.thread : narrower(one_thread(i, true), out.thread), ins.line, false});
 
     const std::string base = ptx::opcode_base(ins.opcode);
     if (base == "bra" && !ins.operands.empty()) {
@@ -313,8 +319,10 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
     if (events[i] != FlowEvent::launch || !before[i].reached) continue;
     const State& state = before[i];
     int latest = 0;
-    for (const auto& [thread, line] : state.stores)
-      if (state.thread == kAnyThread || thread != state.thread) latest = std::max(latest, line);
+    for (const auto& [thread, line, warp_ordered] : state.stores) {
+      const bool offends = state.thread == kAnyThread ? !warp_ordered : thread != state.thread;
+      if (offends) latest = std::max(latest, line);
+    }
     if (latest != 0) found.push_back({body[i].line, latest});
   }
   return found;

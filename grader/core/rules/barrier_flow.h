@@ -9,6 +9,9 @@
 /// launch by the same thread needs no barrier after it. Everything else is taken as possibly
 /// made by other threads, and so is everything in a kernel that reads `threadIdx.y` or
 /// `threadIdx.z` (a block of more dimensions, where `threadIdx.x == c` leaves a column).
+/// `__syncwarp()` orders only a warp's stores: it is a barrier for a launch in code every thread
+/// may run (each warp's own lane launching, say), not for one thread's launch after the whole
+/// block's stores.
 #pragma once
 
 #include "rules/ptx_reader.h"
@@ -21,7 +24,8 @@ namespace cdplab::rules {
 enum class FlowEvent {
   none,
   store,    ///< a store to global or shared memory (not local, not a launch's parameter buffer)
-  barrier,  ///< a barrier, or a call of a device function that may hold one
+  barrier,  ///< a barrier of the block, or a call of a device function that may hold one
+  warp_barrier,  ///< `__syncwarp()`: orders the warp's stores, not the other warps
   launch,   ///< a device-side launch
 };
 

@@ -348,7 +348,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     }
     if (is_barrier(ins.opcode)) {
       shared_store = 0;
-      event = FlowEvent::barrier;
+      event = has_component(ins.opcode, "warp") ? FlowEvent::warp_barrier : FlowEvent::barrier;
       continue;
     }
     if (base == "st" && ops.size() >= 2) {
