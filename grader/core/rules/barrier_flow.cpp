@@ -107,8 +107,8 @@ ThreadTest index_test(const std::string& opcode, const Meaning& a, const Meaning
   return {};
 }
 
-/// For each instruction of `function`, what its guard tells of the threads that run it (and of
-/// those that do not). A guard singles out one thread when it compares `%tid.x` (or a copy, or
+/// For each instruction of `function`, what its guard (with its `!`, if any) tells of the
+/// threads that run it and of those that do not; an instruction without a guard tells nothing. A guard singles out one thread when it compares `%tid.x` (or a copy, or
 /// `%tid.x` plus a shared value) with a value every thread of the block has alike: a constant,
 /// or one computed from constants, kernel parameters and the block's and grid's shape and index
 /// (`threadIdx.x == 0`, `threadIdx.x == blockDim.x - 1`, `(threadIdx.x | blockIdx.x) == 0`,
@@ -165,7 +165,7 @@ std::vector<ThreadTest> guard_tests(const ptx::Function& function) {
     if (!ins.labels.empty()) local.clear();  // another path may enter here
     const std::string base = ptx::opcode_base(ins.opcode);
     const auto& ops = ins.operands;
-    if (!ins.guard.empty()) guards[i] = test_of(ins.guard.front() == '!' ? ins.guard.substr(1) : ins.guard);
+    if (!ins.guard.empty()) guards[i] = test_of(ins.guard);
 
     Meaning made;  // what the instruction's register holds after it
     const bool binary = ops.size() == 3;
@@ -215,9 +215,9 @@ std::vector<ThreadTest> guard_tests(const ptx::Function& function) {
       made.test_value = ThreadTest{a.if_false, a.if_true};
     }
 
-    for (const auto& reg : written(ins)) {
-      const bool single = written(ins).size() == 1 && ins.guard.empty();
-      local[reg] = single ? made : Meaning{};
+    const auto targets = written(ins);
+    for (const auto& reg : targets) {
+      local[reg] = targets.size() == 1 && ins.guard.empty() ? made : Meaning{};
       if (writes[reg] == 1) once[reg] = local[reg];
     }
     if (base == "bra" || base == "ret" || base == "exit") local.clear();  // the straight run ends
@@ -263,12 +263,8 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
   const auto guards = guard_tests(function);
 
   // The one thread that runs instruction i when its guard is `holds` (true or false), if the
-  // guard says so; kAnyThread otherwise.
-  auto one_thread = [&](std::size_t i, bool holds) {
-    if (body[i].guard.empty()) return kAnyThread;
-    const bool negated = body[i].guard.front() == '!';
-    return holds != negated ? guards[i].if_true : guards[i].if_false;
-  };
+  // guard says so; kAnyThread otherwise (also when it has no guard).
+  auto one_thread = [&](std::size_t i, bool holds) { return holds ? guards[i].if_true : guards[i].if_false; };
 
   std::vector<State> before(n);
   before[0].reached = true;
@@ -294,13 +290,13 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
       out.stores = std::move(ordered);
     }
     if (events[i] == FlowEvent::store)
-      out.stores.insert({ins.guard.empty() ? out.thread : narrower(one_thread(i, true), out.thread), ins.line, false});
+      out.stores.insert({narrower(one_thread(i, true), out.thread), ins.line, false});
 
     const std::string base = ptx::opcode_base(ins.opcode);
     if (base == "bra" && !ins.operands.empty()) {
       const auto target = label_at.find(ins.operands[0]);
       State taken = out;
-      if (!ins.guard.empty()) taken.thread = narrower(one_thread(i, true), out.thread);
+      taken.thread = narrower(one_thread(i, true), out.thread);
       if (target != label_at.end()) {
         flow(target->second, taken);
       } else {  // a target not found (an indirect branch, say): any labelled statement, to be safe

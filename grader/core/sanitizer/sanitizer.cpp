@@ -133,18 +133,20 @@ grading::Item merge(const Tool& tool, const std::vector<std::pair<std::string, g
   std::string failures;
   std::string notes;  // why checks were skipped, and what passed ones say about their run
   std::string skip_reason;
-  auto named = [](const std::string& check, const std::string& text) { return "check \"" + check + "\": " + text; };
+  // Adds "check "<name>": <text>" as a line of `to`.
+  auto add_line = [](std::string& to, const std::string& check, const std::string& text) {
+    to += (to.empty() ? "" : "\n") + std::string("check \"") + check + "\": " + text;
+  };
   for (const auto& [check, one] : per_check) {
     if (one.outcome == grading::Outcome::failed) {
       item.outcome = grading::Outcome::failed;
-      failures += (failures.empty() ? "" : "\n") + named(check, one.feedback);
-    } else if (one.outcome == grading::Outcome::passed) {
-      if (item.outcome == grading::Outcome::skipped) item.outcome = grading::Outcome::passed;
-      if (!one.feedback.empty()) notes += (notes.empty() ? "" : "\n") + named(check, one.feedback);
-    } else if (one.outcome == grading::Outcome::skipped) {
-      if (skip_reason.empty()) skip_reason = one.feedback;
-      if (!one.feedback.empty()) notes += (notes.empty() ? "" : "\n") + named(check, one.feedback);
+      add_line(failures, check, one.feedback);
+      continue;
     }
+    if (one.outcome == grading::Outcome::passed && item.outcome == grading::Outcome::skipped)
+      item.outcome = grading::Outcome::passed;
+    if (one.outcome == grading::Outcome::skipped && skip_reason.empty()) skip_reason = one.feedback;
+    if (!one.feedback.empty()) add_line(notes, check, one.feedback);
   }
   if (item.outcome == grading::Outcome::failed) item.feedback = failures;
   else if (item.outcome == grading::Outcome::passed) item.feedback = notes;
