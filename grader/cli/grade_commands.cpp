@@ -14,7 +14,9 @@
 #include "sanitizer/sanitizer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -154,6 +156,37 @@ std::vector<batch::Submission> class_submissions(const fs::path& dir) {
   return submissions;
 }
 
+/// The GPUs this machine shows as device files (/dev/nvidia0, /dev/nvidia1, ...); 0 where the
+/// driver has none (another platform, or no GPU).
+int gpu_device_files() {
+  int count = 0;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/dev", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
+        std::all_of(name.begin() + 6, name.end(), [](unsigned char c) { return std::isdigit(c); }))
+      ++count;
+  }
+  return count;
+}
+
+/// One CUDA_VISIBLE_DEVICES value per GPU slot; refuses more GPUs than the machine or the
+/// inherited CUDA_VISIBLE_DEVICES has, which would leave those submissions' checks without one.
+std::vector<std::string> class_gpu_devices(int gpus) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible == nullptr && gpus > 1) {
+    const int present = gpu_device_files();
+    if (present > 0 && present < gpus)
+      throw UsageError("--gpus " + std::to_string(gpus) + " asks for more GPUs than this machine has (" +
+                       std::to_string(present) + ")");
+  }
+  try {
+    return batch::gpu_devices(gpus, visible);
+  } catch (const std::invalid_argument& error) {
+    throw UsageError(error.what());
+  }
+}
+
 /// The options of the class grader, from the command line; refuses the one-submission options.
 batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args) {
   if (args.format != "terminal" || !args.output.empty() || !args.build_dir.empty() || args.seed)
@@ -169,6 +202,7 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
                      dir.string() + ": choose another --out");
   options.parallel = class_args.parallel;
   options.gpus = class_args.gpus;
+  options.devices = class_gpu_devices(class_args.gpus);
   options.force = class_args.force;
   options.regrade = class_args.regrade;
   options.grade.check_seconds = build_config::kCheckSeconds;

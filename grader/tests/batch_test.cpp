@@ -403,6 +403,22 @@ TEST_CASE("batch class summary gives the spread, the exercises and the problems"
   CHECK_FALSE(contains(summary, "not final"));
 }
 
+// ---- GPUs of a class ------------------------------------------------------------------------------
+
+TEST_CASE("batch gpu_devices gives each GPU slot a device, taken from an inherited CUDA_VISIBLE_DEVICES") {
+  CHECK(batch::gpu_devices(1, nullptr).empty());  // one GPU: the environment stays as it is
+  CHECK(batch::gpu_devices(1, "3").empty());
+  CHECK(batch::gpu_devices(2, nullptr) == std::vector<std::string>{"0", "1"});
+  // A scheduler's allocation: the slots use the GPUs it gave, not devices 0 and 1.
+  CHECK(batch::gpu_devices(2, "2,3") == std::vector<std::string>{"2", "3"});
+  CHECK(batch::gpu_devices(2, " 5 , 7 ,9") == std::vector<std::string>{"5", "7"});
+  CHECK(batch::gpu_devices(2, "GPU-8f3a,MIG-1b2c") == std::vector<std::string>{"GPU-8f3a", "MIG-1b2c"});
+  CHECK_THROWS_WITH_AS(batch::gpu_devices(3, "0,1"),
+                       "--gpus 3 asks for more GPUs than CUDA_VISIBLE_DEVICES=\"0,1\" lists (2)", std::invalid_argument);
+  CHECK_THROWS_AS(batch::gpu_devices(2, ""), std::invalid_argument);
+  CHECK_THROWS_AS(batch::gpu_devices(2, " , "), std::invalid_argument);
+}
+
 // ---- grade_class on quizzes --------------------------------------------------------------------
 
 TEST_CASE("batch grade_class grades quizzes without building and keeps results on a rerun") {

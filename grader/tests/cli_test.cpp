@@ -166,6 +166,18 @@ TEST_CASE("cdplab refuses bad arguments with status 2 and a message") {
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.output.find("child-grids") != std::string::npos);  // lists what exists
   CHECK(cdplab_cli({"frobnicate"}).exit_code == 2);
+
+  // A class asking for more GPUs than it was given stops before building anything.
+  make_submission("gpus-class/alice", {"child_grids.cu"});
+  const std::vector<std::string> too_many = {CDPLAB_CLI, "grade", (kWork / "gpus-class").string(), "--out",
+                                             (kWork / "gpus-class-grades").string(), "--gpus", "3"};
+  cdplab::process::Options given_two;
+  given_two.timeout_seconds = 60;
+  given_two.env["CUDA_VISIBLE_DEVICES"] = "0,1";
+  const auto refused = cdplab::process::run(too_many, given_two);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.output.find("CUDA_VISIBLE_DEVICES=\"0,1\" lists (2)") != std::string::npos);
+  CHECK_FALSE(fs::exists(kWork / "gpus-class-grades" / "work"));
 }
 
 TEST_CASE("cdplab hint shows hints one at a time") {

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include <unistd.h>
@@ -160,6 +161,33 @@ std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
   return rows;
 }
 
+std::vector<std::string> gpu_devices(int gpus, const char* visible) {
+  std::vector<std::string> devices;
+  if (gpus <= 1) return devices;
+  if (visible == nullptr) {
+    for (int i = 0; i < gpus; ++i) devices.push_back(std::to_string(i));
+    return devices;
+  }
+  std::vector<std::string> listed;
+  std::string entry;
+  for (const char* c = visible;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      const auto first = entry.find_first_not_of(" \t");
+      if (first != std::string::npos) listed.push_back(entry.substr(first, entry.find_last_not_of(" \t") - first + 1));
+      entry.clear();
+      if (*c == '\0') break;
+    } else {
+      entry += *c;
+    }
+  }
+  if (listed.size() < static_cast<std::size_t>(gpus)) {
+    throw std::invalid_argument("--gpus " + std::to_string(gpus) + " asks for more GPUs than CUDA_VISIBLE_DEVICES=\"" +
+                                visible + "\" lists (" + std::to_string(listed.size()) + ")");
+  }
+  listed.resize(static_cast<std::size_t>(gpus));
+  return listed;
+}
+
 std::vector<StudentResult> grade_class(const std::vector<Submission>& submissions,
                                        const std::vector<const manifest::Exercise*>& exercises,
                                        const manifest::Workbook& book, const fs::path& project_root,
@@ -219,7 +247,10 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
         start = Clock::now();
         grading::GradeOptions grade = options.grade;
         grade.seed = grading::fresh_seed();
-        if (options.gpus > 1) grade.env["CUDA_VISIBLE_DEVICES"] = std::to_string(slot);
+        if (options.gpus > 1) {
+          const auto index = static_cast<std::size_t>(slot);
+          grade.env["CUDA_VISIBLE_DEVICES"] = index < options.devices.size() ? options.devices[index] : std::to_string(slot);
+        }
         try {
           report = grading::grade_all(exercises, tree, grade, submission.source.string());
         } catch (...) {

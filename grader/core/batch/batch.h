@@ -29,6 +29,8 @@ struct BatchOptions {
   std::filesystem::path out_dir;        ///< where results go (see the file comment)
   int parallel = 2;                     ///< submissions prepared and built at the same time
   int gpus = 1;                         ///< GPU check runs at the same time, one per GPU
+  /// CUDA_VISIBLE_DEVICES for each GPU slot (gpu_devices); empty: slot numbers when gpus > 1
+  std::vector<std::string> devices;
   bool force = false;                   ///< grade every submission again
   std::vector<std::string> regrade;     ///< grade these students again
   grading::GradeOptions grade;          ///< time limits; the seed is fresh for every run
@@ -37,6 +39,13 @@ struct BatchOptions {
   /// Called with one line per event ("alice: graded 37/40"); from several threads, one at a time.
   std::function<void(const std::string&)> log;
 };
+
+/// The device each of `gpus` GPU slots runs its checks on, as a CUDA_VISIBLE_DEVICES value:
+/// the first `gpus` entries of `visible` (the inherited CUDA_VISIBLE_DEVICES, for example the
+/// GPUs a scheduler gave the job), or "0" .. "gpus-1" when `visible` is null. Empty for one GPU:
+/// the checks then inherit the environment as it is. Throws std::invalid_argument when
+/// `visible` lists fewer devices than `gpus`.
+std::vector<std::string> gpu_devices(int gpus, const char* visible);
 
 /// One student's outcome in a batch.
 struct StudentResult {
