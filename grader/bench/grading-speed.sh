@@ -3,11 +3,13 @@
 # shares: cmake/CdplabGradingKit.cmake), grades one copy of the reference solutions alone in a
 # cold build tree, then N copies as a class, then re-checks one edited exercise of one submission
 # in its existing (warm) build tree, and prints the seconds as a Markdown table (per submission:
-# preparing, building and grading apart).
+# preparing, building and grading apart). With --gpus G (G > 1) the class is graded twice, with
+# one GPU and with G, each in build trees of its own, and the table gives both.
 #
-# Usage: grader/bench/grading-speed.sh [N] [--parallel P] [--only NAMES...]
+# Usage: grader/bench/grading-speed.sh [N] [--parallel P] [--gpus G] [--only NAMES...]
 #   N           submissions in the class (default 4)
 #   --parallel  submissions built at the same time (default 2)
+#   --gpus      GPUs the class's checks run on, one submission each (default 1)
 #   --only      grade only these chapters or exercises (default: everything)
 # Run it from the project root after `./cdplab list` (or any cdplab command) has built the tool.
 # Everything it writes goes below build/grading-speed/.
@@ -15,13 +17,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 count=4
 parallel=2
+gpus=1
 only=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --parallel) parallel=$2; shift 2 ;;
+    --gpus) gpus=$2; shift 2 ;;
     --only) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do only+=("$1"); shift; done ;;
     [0-9]*) count=$1; shift ;;
-    *) echo "usage: $0 [N] [--parallel P] [--only NAMES...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [N] [--parallel P] [--gpus G] [--only NAMES...]" >&2; exit 2 ;;
   esac
 done
 
@@ -41,7 +45,7 @@ if [ ${#only[@]} -gt 0 ]; then only_args=(--only "${only[@]}"); fi
 
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
 echo "device: ${device:-no GPU (GPU checks are skipped: build and rule times only)}"
-echo "machine: $(nproc) CPU cores; submissions: $count; built at once: $parallel"
+echo "machine: $(nproc) CPU cores; submissions: $count; built at once: $parallel; GPUs: $gpus"
 
 # The grading kit, once per grader install (`cdplab grade` builds it when it is out of date).
 kit_start=$(date +%s.%N)
@@ -58,9 +62,19 @@ awk -v k="$kit_end - $kit_start" -v a="$alone_end - $alone_start" 'BEGIN { split
 grep -m1 '^points:' "$work/alone.log" || echo "one submission alone: no score (see $work/alone.log)"
 
 start=$(date +%s.%N)
-"$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades" --parallel "$parallel" "${only_args[@]}" \
-  2> "$work/class.log" > /dev/null || true
+"$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades" --parallel "$parallel" --gpus "$gpus" \
+  "${only_args[@]}" 2> "$work/class.log" > /dev/null || true
 end=$(date +%s.%N)
+
+# The class with one GPU, for comparison, when the run above used several.
+one_gpu=""
+if [ "$gpus" -gt 1 ]; then
+  one_start=$(date +%s.%N)
+  "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades-1-gpu" --parallel "$parallel" "${only_args[@]}" \
+    2> "$work/class-1-gpu.log" > /dev/null || true
+  one_end=$(date +%s.%N)
+  one_gpu=$(awk -v s="$one_start" -v e="$one_end" 'BEGIN { printf "%.1f", e - s }')
+fi
 
 # Re-checking one edited exercise: the first copy again, in the build tree the class run left.
 edited="$work/class/copy-1/01-fundamentals/child_grids.cu"
@@ -72,7 +86,7 @@ recheck_end=$(date +%s.%N)
 
 awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck_end="$recheck_end" \
     -v alone_start="$alone_start" -v alone_end="$alone_end" -v n="$count" \
-    -v kit_start="$kit_start" -v kit_end="$kit_end" '
+    -v kit_start="$kit_start" -v kit_end="$kit_end" -v gpus="$gpus" -v one_gpu="$one_gpu" '
   BEGIN { total = end - start; recheck = recheck_end - recheck_start; alone = alone_end - alone_start; kit = kit_end - kit_start }
   /: graded / {
     for (i = 1; i <= NF; i++) {
@@ -89,8 +103,12 @@ awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck
     print "| --- | --- |"
     printf "| building the grading kit, once per grader install (wall time) | %.1f |\n", kit
     printf "| one submission graded alone, cold build tree (wall time) | %.1f |\n", alone
-    printf "| whole class (%d submissions, wall time) | %.1f |\n", n, total
-    printf "| per submission: wall time of the class / N | %.1f |\n", total / n
+    if (one_gpu != "") {
+      printf "| whole class (%d submissions, 1 GPU, wall time) | %.1f |\n", n, one_gpu
+      printf "| per submission, 1 GPU: wall time of the class / N | %.1f |\n", one_gpu / n
+    }
+    printf "| whole class (%d submissions, %d GPU%s, wall time) | %.1f |\n", n, gpus, (gpus > 1 ? "s" : ""), total
+    printf "| per submission, %d GPU%s: wall time of the class / N | %.1f |\n", gpus, (gpus > 1 ? "s" : ""), total / n
     printf "| per submission: preparing (copy, configure) | %.1f |\n", prepare / graded
     printf "| per submission: building | %.1f |\n", build / graded
     printf "| per submission: grading (rules, checks, quizzes) | %.1f |\n", grade / graded
