@@ -66,7 +66,7 @@ message = "Hand the reduction to a tail launch."
   const RuleSpec flags =
       rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"");
   CHECK(flags.flags == "non_blocking");
-  CHECK(rule_kinds().size() == 10);
+  CHECK(rule_kinds().size() == 11);
 }
 
 TEST_CASE("parse_rule names the key at fault") {
@@ -458,4 +458,33 @@ TEST_CASE("rule barrier_before_launch: the launching thread's own stores need no
     INFO(c.kernel << " (" << c.why << "): " << verdict.found);
     CHECK(verdict.passed == c.passes);
   }
+}
+
+TEST_CASE("rule launch_checked: every path from a launch to the kernel's end passes an error check") {
+  struct Case {
+    const char* kernel;
+    bool passes;
+    const char* why;
+  };
+  const Case cases[] = {
+      {"checked_after", true, "cudaGetLastError() right after the launch"},
+      {"peek_checked", true, "cudaPeekAtLastError() reads the error too"},
+      {"checked_once_after_two", true, "one check after two launches: the error stays until read"},
+      {"checked_after_loop", true, "a loop of launches, then one check"},
+      {"checked_unless_empty", true, "a return before the launch needs no check"},
+      {"checked_by_helper", true, "a device function of its own may check"},
+      {"unchecked", false, "no check at all"},
+      {"checked_when_asked", false, "the check only behind a parameter"},
+      {"returns_before_check", false, "a return between the launch and the check"},
+      {"checked_before_launch", false, "a check before each launch leaves the last one unchecked"},
+  };
+  for (const Case& c : cases) {
+    const RuleVerdict verdict = judge("kind = \"launch_checked\"\nkernel = \"" + std::string(c.kernel) + "\"", "launch_checks");
+    INFO(c.kernel << " (" << c.why << "): " << verdict.found);
+    CHECK(verdict.passed == c.passes);
+    if (!c.passes) CHECK(contains(verdict.found, "no cudaGetLastError() on the way"));
+  }
+  const RuleVerdict none = judge("kind = \"launch_checked\"\nkernel = \"launches_nothing\"", "launch_checks");
+  CHECK_FALSE(none.passed);
+  CHECK(contains(none.found, "launches nothing"));
 }

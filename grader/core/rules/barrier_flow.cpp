@@ -257,9 +257,7 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
   std::vector<UnguardedLaunchSite> found;
   if (n == 0) return found;
 
-  std::map<std::string, std::size_t> label_at;
-  for (std::size_t i = 0; i < n; ++i)
-    for (const auto& label : body[i].labels) label_at[label] = i;
+  const auto labels = ptx::label_positions(function);
   const auto guards = guard_tests(function);
 
   // The one thread that runs instruction i when its guard is `holds` (true or false), if the
@@ -292,22 +290,16 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
     if (events[i] == FlowEvent::store)
       out.stores.insert({narrower(one_thread(i, true), out.thread), ins.line, false});
 
-    const std::string base = ptx::opcode_base(ins.opcode);
-    if (base == "bra" && !ins.operands.empty()) {
-      const auto target = label_at.find(ins.operands[0]);
+    const auto targets = ptx::branch_targets(function, i, labels);
+    if (!targets.empty()) {
       State taken = out;
       taken.thread = narrower(one_thread(i, true), out.thread);
-      if (target != label_at.end()) {
-        flow(target->second, taken);
-      } else {  // a target not found (an indirect branch, say): any labelled statement, to be safe
-        for (const auto& [label, at] : label_at) flow(at, taken);
-      }
-      if (ins.guard.empty()) continue;
-      out.thread = narrower(one_thread(i, false), out.thread);
-    } else if (base == "ret" || base == "exit" || base == "trap") {
-      if (ins.guard.empty()) continue;
-      out.thread = narrower(one_thread(i, false), out.thread);  // the threads that go on
+      for (const std::size_t at : targets) flow(at, taken);
     }
+    if (!ptx::falls_through(ins)) continue;
+    const std::string base = ptx::opcode_base(ins.opcode);
+    if (!ins.guard.empty() && (base == "bra" || base == "ret" || base == "exit" || base == "trap"))
+      out.thread = narrower(one_thread(i, false), out.thread);  // the threads that go on
     flow(i + 1, out);
   }
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "rules/barrier_flow.h"
+#include "rules/launch_check_flow.h"
 #include "rules/names.h"
 #include "rules/ptx_reader.h"
 
@@ -44,6 +45,8 @@ constexpr std::string_view kGetBuffer = "__cudaCDP2GetParameterBuffer";
 constexpr std::string_view kLaunchV2 = "__cudaCDP2LaunchDeviceV2";
 constexpr std::string_view kLaunch = "__cudaCDP2LaunchDevice";
 constexpr std::string_view kStreamCreate = "__cudaCDP2StreamCreateWithFlags";
+constexpr std::string_view kGetLastError = "__cudaCDP2GetLastError";
+constexpr std::string_view kPeekAtLastError = "__cudaCDP2PeekAtLastError";
 
 // The stream handles of cuda_runtime_api.h that device code may pass as constants.
 constexpr long long kStreamLegacy = 1;
@@ -101,6 +104,7 @@ struct FunctionFacts {
   std::vector<Atomic> atomics;
   std::vector<Unguarded> unguarded_shared_atomics;
   std::vector<Unguarded> unguarded_launches;
+  std::vector<int> unchecked_launches;  // PTX lines; kernels only (a device function's caller may check)
   std::vector<std::string> callees;
   std::vector<CallSite> calls;  // the calls of `callees`, with their arguments' taint
 };
@@ -316,6 +320,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   // stores that reach a launch are followed along the control flow instead (barrier_flow.h).
   int shared_store = 0;
   std::vector<FlowEvent> events(function.body.size(), FlowEvent::none);
+  // Instructions that read the launch error, or may (a call of another device function).
+  std::vector<bool> error_checks(function.body.size(), false);
 
   for (const Instruction& ins : function.body) {
     FlowEvent& event = events[static_cast<std::size_t>(&ins - function.body.data())];
@@ -431,9 +437,12 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       facts.stream_creations.push_back(creation);
     } else if (!heap.empty()) {
       (allocates ? facts.allocations : facts.deallocations).push_back({{ins.line, {}}, heap});
+    } else if (callee == kGetLastError || callee == kPeekAtLastError) {
+      error_checks[static_cast<std::size_t>(&ins - function.body.data())] = true;
     } else if (const ptx::Function* target = module.find(callee); target && target->defined) {
       shared_store = 0;  // the function may hold a barrier: nothing certain
       event = FlowEvent::barrier;
+      error_checks[static_cast<std::size_t>(&ins - function.body.data())] = true;
       facts.callees.push_back(target->name);
       CallSite call_site{target->name, {}};
       for (std::size_t i = 0; i < call.arguments.size(); ++i) call_site.argument_taint.push_back(taint_of(argument(i)));
@@ -443,6 +452,11 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   }
   for (const auto& site : unguarded_launches(function, events))
     facts.unguarded_launches.push_back({{site.launch_line, {}}, site.store_line});
+  if (function.is_kernel) {
+    std::vector<bool> launches(events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) launches[i] = events[i] == FlowEvent::launch;
+    facts.unchecked_launches = unchecked_launches(function, launches, error_checks);
+  }
   return facts;
 }
 
@@ -693,6 +707,7 @@ LaunchGraph analyze_ptx(std::string_view text) {
       for (const auto& a : own.atomics) kernel.atomics.push_back(attributed(a));
       for (const auto& u : own.unguarded_shared_atomics) kernel.unguarded_shared_atomics.push_back(attributed(u));
       for (const auto& u : own.unguarded_launches) kernel.unguarded_launches.push_back(attributed(u));
+      for (const int line : own.unchecked_launches) kernel.unchecked_launches.push_back({line, via});
     }
   }
   return graph;

@@ -109,6 +109,9 @@ struct Kernel {
   /// Launches that another thread's store to global or shared memory (or atomic) reaches with no
   /// barrier in between: the child sees the launching thread's own writes, not the others'.
   std::vector<Unguarded> unguarded_launches;
+  /// Launches from which the kernel may end with no `cudaGetLastError()` (or
+  /// `cudaPeekAtLastError()`) after them, as `CDPLAB_CHECK_LAUNCH()` makes (launch_check_flow.h).
+  std::vector<Site> unchecked_launches;
 
   bool creates_stream() const { return !stream_creations.empty(); }
   bool device_malloc() const { return !allocations.empty(); }

@@ -374,6 +374,28 @@ std::vector<std::string> registers_in(std::string_view operand) {
 
 std::string opcode_base(const std::string& opcode) { return opcode.substr(0, opcode.find('.')); }
 
+std::map<std::string, std::size_t> label_positions(const Function& function) {
+  std::map<std::string, std::size_t> positions;
+  for (std::size_t i = 0; i < function.body.size(); ++i)
+    for (const auto& label : function.body[i].labels) positions[label] = i;
+  return positions;
+}
+
+std::vector<std::size_t> branch_targets(const Function& function, std::size_t i,
+                                        const std::map<std::string, std::size_t>& labels) {
+  const Instruction& ins = function.body[i];
+  if (opcode_base(ins.opcode) != "bra" || ins.operands.empty()) return {};
+  if (const auto target = labels.find(ins.operands[0]); target != labels.end()) return {target->second};
+  std::vector<std::size_t> every;  // not found: to be safe, any labelled statement
+  for (const auto& [label, at] : labels) every.push_back(at);
+  return every;
+}
+
+bool falls_through(const Instruction& instruction) {
+  const std::string base = opcode_base(instruction.opcode);
+  return !instruction.guard.empty() || (base != "bra" && base != "ret" && base != "exit" && base != "trap");
+}
+
 bool has_component(const std::string& opcode, std::string_view part) {
   std::size_t start = 0;
   while (start <= opcode.size()) {

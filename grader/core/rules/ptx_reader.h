@@ -9,6 +9,7 @@
 /// blocks (call sequences, scoped registers) are flattened into the function body.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -74,6 +75,18 @@ std::string opcode_base(const std::string& opcode);
 /// Whether a component of a dotted opcode is `part` or `part::scope` (`atom.shared::cta.add`
 /// has `shared`).
 bool has_component(const std::string& opcode, std::string_view part);
+
+/// Where each label of the function's body sits: label -> index into `function.body`.
+std::map<std::string, std::size_t> label_positions(const Function& function);
+
+/// Where a `bra` at `function.body[i]` may go: its target's index, or every labelled instruction
+/// when the target is not a label of the function (an indirect branch). Empty for anything else.
+std::vector<std::size_t> branch_targets(const Function& function, std::size_t i,
+                                        const std::map<std::string, std::size_t>& labels);
+
+/// Whether control may go on to the next instruction: not after a `bra`, `ret`, `exit` or `trap`
+/// that has no guard.
+bool falls_through(const Instruction& instruction);
 
 /// True when the operand is an integer literal (decimal, `0x` hex, optional sign).
 bool is_integer_literal(std::string_view operand);

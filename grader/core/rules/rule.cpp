@@ -29,6 +29,7 @@ const std::vector<KindKeys>& kind_keys() {
       {"distinct_streams", true, {"kernel", "child"}},
       {"barrier_before_shared_atomics", true, {"kernel"}},
       {"barrier_before_launch", true, {"kernel"}},
+      {"launch_checked", true, {"kernel"}},
   };
   return table;
 }
@@ -338,6 +339,23 @@ RuleVerdict check_barrier(const RuleSpec& rule, const LaunchGraph& graph, bool l
                                 : "a barrier lies between " + who + "'s stores to __shared__ memory and its atomics on it");
 }
 
+RuleVerdict check_launch_checked(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  const std::string who = graph.label(kernels.front());
+  std::vector<const Site*> found;
+  bool any = false;
+  for (std::size_t k : kernels) {
+    any = any || !launches_from(graph, {k}).empty();
+    for (const auto& site : graph.kernels[k].unchecked_launches) found.push_back(&site);
+  }
+  if (!found.empty())
+    return verdict(false, "after the launch at " + where(*found.front()) + ", " + who +
+                              " can end with no cudaGetLastError() on the way (CDPLAB_CHECK_LAUNCH() calls it)" +
+                              more(found.size() - 1, "launches"));
+  if (!any) return verdict(false, who + " launches nothing from device code");
+  return verdict(true, "every launch of " + who + " is followed by an error check");
+}
+
 }  // namespace
 
 const std::vector<std::string>& rule_kinds() {
@@ -429,6 +447,9 @@ std::string describe(const RuleSpec& rule) {
   if (rule.kind == "barrier_before_launch")
     return rule.kernel + " has a barrier (__syncthreads) between the block's stores and each launch, so that the "
                          "child sees every thread's writes";
+  if (rule.kind == "launch_checked")
+    return rule.kernel + " checks its device-side launches for errors (cudaGetLastError(), as CDPLAB_CHECK_LAUNCH() "
+                         "calls it) before it ends";
   return "a rule of unknown kind " + quoted(rule.kind);
 }
 
@@ -455,6 +476,8 @@ RuleVerdict evaluate(const RuleSpec& rule, const LaunchGraph& graph) {
     result = check_distinct_streams(rule, graph);
   } else if (rule.kind == "barrier_before_shared_atomics" || rule.kind == "barrier_before_launch") {
     result = check_barrier(rule, graph, rule.kind == "barrier_before_launch");
+  } else if (rule.kind == "launch_checked") {
+    result = check_launch_checked(rule, graph);
   } else {
     result = check_no_private_pointers(rule, graph);
   }
