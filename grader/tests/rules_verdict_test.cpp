@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "rules/rule.h"
 #include "rules_fixtures.h"
@@ -33,6 +34,25 @@ std::string parse_error(const std::string& toml_text) {
     return error.what();
   }
   return "(no error)";
+}
+
+/// A kernel of a fixture, whether a rule passes it, and why.
+struct KernelCase {
+  const char* kernel;
+  bool passes;
+  const char* why;
+};
+
+/// Judges the rule `kind` on each case's kernel of fixture `stem`; returns the verdicts in order.
+std::vector<RuleVerdict> judge_cases(const std::string& kind, const std::string& stem,
+                                     const std::vector<KernelCase>& cases) {
+  std::vector<RuleVerdict> verdicts;
+  for (const KernelCase& c : cases) {
+    verdicts.push_back(judge("kind = \"" + kind + "\"\nkernel = \"" + c.kernel + "\"", stem));
+    INFO(c.kernel << " (" << c.why << "): " << verdicts.back().found);
+    CHECK(verdicts.back().passed == c.passes);
+  }
+  return verdicts;
 }
 
 }  // namespace
@@ -431,12 +451,7 @@ TEST_CASE("rule barrier_before_launch passes and fails") {
 }
 
 TEST_CASE("rule barrier_before_launch: the launching thread's own stores need no barrier, other threads' do") {
-  struct Case {
-    const char* kernel;
-    bool passes;
-    const char* why;
-  };
-  const Case cases[] = {
+  judge_cases("barrier_before_launch", "barriers", {
       {"publish_header", true, "thread 0 writes, then launches"},
       {"publish_by_last_thread", true, "threadIdx.x == blockDim.x - 1 is one thread too"},
       {"publish_restamped", false, "every thread writes after the barrier"},
@@ -452,38 +467,29 @@ TEST_CASE("rule barrier_before_launch: the launching thread's own stores need no
       {"publish_header_after_loop", true, "the register of threadIdx.x becomes a loop counter"},
       {"publish_header_signed_index", true, "int tid > 0 returns"},
       {"publish_header_grid_index", true, "the grid's thread 0"},
-  };
-  for (const Case& c : cases) {
-    const RuleVerdict verdict = judge("kind = \"barrier_before_launch\"\nkernel = \"" + std::string(c.kernel) + "\"", "barriers");
-    INFO(c.kernel << " (" << c.why << "): " << verdict.found);
-    CHECK(verdict.passed == c.passes);
-  }
+  });
 }
 
 TEST_CASE("rule launch_checked: every path from a launch to the kernel's end passes an error check") {
-  struct Case {
-    const char* kernel;
-    bool passes;
-    const char* why;
-  };
-  const Case cases[] = {
+  const std::vector<KernelCase> cases = {
       {"checked_after", true, "cudaGetLastError() right after the launch"},
       {"peek_checked", true, "cudaPeekAtLastError() reads the error too"},
       {"checked_once_after_two", true, "one check after two launches: the error stays until read"},
       {"checked_after_loop", true, "a loop of launches, then one check"},
       {"checked_unless_empty", true, "a return before the launch needs no check"},
       {"checked_by_helper", true, "a device function of its own may check"},
+      {"checked_by_external", true, "a device function defined elsewhere may check"},
+      {"checked_by_same_guard", true, "threadIdx.x == 0 launches and, after a barrier, checks"},
+      {"checked_if_launched", true, "a flag set by the launch guards the check"},
+      {"checked_by_other_thread", false, "thread 0 launches, thread 1 checks"},
       {"unchecked", false, "no check at all"},
       {"checked_when_asked", false, "the check only behind a parameter"},
       {"returns_before_check", false, "a return between the launch and the check"},
       {"checked_before_launch", false, "a check before each launch leaves the last one unchecked"},
   };
-  for (const Case& c : cases) {
-    const RuleVerdict verdict = judge("kind = \"launch_checked\"\nkernel = \"" + std::string(c.kernel) + "\"", "launch_checks");
-    INFO(c.kernel << " (" << c.why << "): " << verdict.found);
-    CHECK(verdict.passed == c.passes);
-    if (!c.passes) CHECK(contains(verdict.found, "no cudaGetLastError() on the way"));
-  }
+  const auto verdicts = judge_cases("launch_checked", "launch_checks", cases);
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (!cases[i].passes) CHECK(contains(verdicts[i].found, "no cudaGetLastError() on the way"));
   const RuleVerdict none = judge("kind = \"launch_checked\"\nkernel = \"launches_nothing\"", "launch_checks");
   CHECK_FALSE(none.passed);
   CHECK(contains(none.found, "launches nothing"));

@@ -39,24 +39,6 @@ bool arithmetic(const std::string& base) {
          base == "max" || base == "div" || base == "rem";
 }
 
-/// The registers an instruction writes: its first operand, unless it writes memory or nothing.
-std::vector<std::string> written(const Instruction& ins) {
-  static const std::set<std::string> writes_none = {"st", "bra", "call", "ret", "exit", "bar", "barrier", "red",
-                                                    "membar", "fence", "trap", "prefetch"};
-  const std::string base = ptx::opcode_base(ins.opcode);
-  if (ins.operands.empty() || ins.opcode.front() == '.' || writes_none.count(base)) return {};
-  std::vector<std::string> out;
-  std::string part;
-  for (char c : ins.operands[0] + "|") {  // setp may write two predicates: %p1|%p2
-    if (c != '|') {
-      part += c;
-      continue;
-    }
-    if (part.rfind('%', 0) == 0) out.push_back(part);
-    part.clear();
-  }
-  return out;
-}
 
 /// What a register holds, as far as telling threads apart needs it.
 struct Meaning {
@@ -124,7 +106,7 @@ std::vector<ThreadTest> guard_tests(const ptx::Function& function) {
   std::vector<ThreadTest> guards(body.size());
   std::map<std::string, int> writes;  // a guarded write counts as two: never trusted
   for (const Instruction& ins : body) {
-    for (const auto& reg : written(ins)) writes[reg] += ins.guard.empty() ? 1 : 2;
+    for (const auto& reg : ptx::written_registers(ins)) writes[reg] += ins.guard.empty() ? 1 : 2;
     for (const auto& op : ins.operands)
       if (op.find("%tid.y") != std::string::npos || op.find("%tid.z") != std::string::npos) return guards;
   }
@@ -215,7 +197,7 @@ std::vector<ThreadTest> guard_tests(const ptx::Function& function) {
       made.test_value = ThreadTest{a.if_false, a.if_true};
     }
 
-    const auto targets = written(ins);
+    const auto targets = ptx::written_registers(ins);
     for (const auto& reg : targets) {
       local[reg] = targets.size() == 1 && ins.guard.empty() ? made : Meaning{};
       if (writes[reg] == 1) once[reg] = local[reg];

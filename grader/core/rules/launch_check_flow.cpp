@@ -1,46 +1,126 @@
 #include "rules/launch_check_flow.h"
 
+#include <algorithm>
 #include <cstddef>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
 
 namespace cdplab::rules {
+namespace {
+
+/// How many (instruction, launches not yet checked, predicate values) states the walk may visit
+/// before it gives up and reports nothing: a verdict it cannot reach is a pass.
+constexpr std::size_t kStateBudget = 100000;
+
+/// The predicate registers worth following: those that guard a branch, and those copied or
+/// negated into one. Code that tests one predicate twice (`if (c) launch; ...; if (c) check;`)
+/// cannot take the first branch one way and the second the other.
+std::set<std::string> branch_predicates(const ptx::Function& function) {
+  std::set<std::string> tracked;
+  for (const auto& ins : function.body)
+    if (ptx::opcode_base(ins.opcode) == "bra" && !ins.guard.empty())
+      tracked.insert(ins.guard[0] == '!' ? ins.guard.substr(1) : ins.guard);
+  for (bool grown = true; grown;) {
+    grown = false;
+    for (const auto& ins : function.body) {
+      const std::string base = ptx::opcode_base(ins.opcode);
+      if ((base == "not" || base == "mov") && ins.operands.size() == 2 && tracked.count(ins.operands[0]) &&
+          ins.operands[1].rfind('%', 0) == 0)
+        grown = tracked.insert(ins.operands[1]).second || grown;
+    }
+  }
+  return tracked;
+}
+
+struct State {
+  std::size_t at = 0;
+  std::set<int> pending;               ///< PTX lines of launches not checked yet on this path
+  std::map<std::string, bool> values;  ///< what this path knows of the tracked predicates
+};
+
+}  // namespace
 
 std::vector<int> unchecked_launches(const ptx::Function& function, const std::vector<bool>& launches,
                                     const std::vector<bool>& checks) {
   const auto& body = function.body;
   const std::size_t n = body.size();
   const auto labels = ptx::label_positions(function);
-  auto successors = [&](std::size_t i) {
-    std::vector<std::size_t> to = ptx::branch_targets(function, i, labels);
-    if (ptx::falls_through(body[i])) to.push_back(i + 1);  // n: off the end
-    return to;
-  };
-  auto is_return = [&](std::size_t i) {
-    const std::string base = ptx::opcode_base(body[i].opcode);
-    return base == "ret" || base == "exit";
-  };
+  const std::set<std::string> tracked = branch_predicates(function);
 
-  // escapes[i]: from instruction i, some path reaches the end with no check on it. Grown from
-  // false until nothing changes (a loop needs more than one pass).
-  std::vector<bool> escapes(n + 1, false);
-  escapes[n] = true;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (std::size_t i = n; i-- > 0;) {
-      if (escapes[i] || checks[i]) continue;
-      bool out = is_return(i);
-      for (const std::size_t to : successors(i)) out = out || escapes[to];
-      if (out) escapes[i] = changed = true;
+  std::set<int> found;
+  std::set<std::tuple<std::size_t, std::set<int>, std::map<std::string, bool>>> seen;
+  std::vector<State> work{State{}};
+  while (!work.empty()) {
+    State state = std::move(work.back());
+    work.pop_back();
+    if (state.at >= n) {  // off the end of the body: the function returns
+      found.insert(state.pending.begin(), state.pending.end());
+      continue;
+    }
+    if (!seen.insert({state.at, state.pending, state.values}).second) continue;
+    if (seen.size() > kStateBudget) return {};
+
+    const ptx::Instruction& ins = body[state.at];
+    const std::string base = ptx::opcode_base(ins.opcode);
+    if (checks[state.at]) state.pending.clear();
+    if (launches[state.at]) state.pending.insert(ins.line);
+
+    // What the instruction writes is no longer known, unless it is a constant or a copy.
+    const auto targets = ptx::written_registers(ins);
+    std::optional<bool> value;
+    if ((base == "mov" || base == "not") && ins.operands.size() == 2) {
+      const std::string& source = ins.operands[1];
+      if (ptx::is_integer_literal(source)) {
+        value = ptx::integer_value(source) != 0;
+      } else if (const auto known = state.values.find(source); known != state.values.end()) {
+        value = known->second;
+      }
+      if (value && base == "not") value = !*value;
+    }
+    for (const auto& reg : targets) state.values.erase(reg);
+    if (value && ins.guard.empty() && targets.size() == 1 && tracked.count(targets[0]))
+      state.values[targets[0]] = *value;
+
+    if (base == "ret" || base == "exit") {
+      found.insert(state.pending.begin(), state.pending.end());
+      if (ins.guard.empty()) continue;
+    }
+    if (base == "trap" && ins.guard.empty()) continue;
+    if (base == "bra" && !ins.guard.empty()) {
+      const bool negated = ins.guard[0] == '!';
+      const std::string reg = negated ? ins.guard.substr(1) : ins.guard;
+      const auto known = state.values.find(reg);
+      const bool may_take = known == state.values.end() || known->second != negated;
+      const bool may_skip = known == state.values.end() || known->second == negated;
+      if (may_take) {
+        State taken = state;
+        taken.values[reg] = !negated;
+        for (const std::size_t to : ptx::branch_targets(function, state.at, labels)) {
+          taken.at = to;
+          work.push_back(taken);
+        }
+      }
+      if (may_skip) {
+        state.values[reg] = negated;
+        ++state.at;
+        work.push_back(std::move(state));
+      }
+      continue;
+    }
+    for (const std::size_t to : ptx::branch_targets(function, state.at, labels)) {
+      State next = state;
+      next.at = to;
+      work.push_back(std::move(next));
+    }
+    if (ptx::falls_through(ins)) {
+      ++state.at;
+      work.push_back(std::move(state));
     }
   }
-
-  std::vector<int> found;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!launches[i]) continue;
-    bool escaped = false;
-    for (const std::size_t to : successors(i)) escaped = escaped || escapes[to];
-    if (escaped) found.push_back(body[i].line);
-  }
-  return found;
+  return {found.begin(), found.end()};
 }
 
 }  // namespace cdplab::rules

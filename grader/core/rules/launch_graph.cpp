@@ -62,6 +62,14 @@ bool derives_address(const std::string& base) {
          base == "cvta" || base == "selp" || base == "and" || base == "or";
 }
 
+// Whether a call of a function this PTX does not define may read a launch's error: anything but
+// the device runtime's own entry points, printf, assert and the workbook's reporting functions.
+bool may_read_launch_error(const std::string& callee) {
+  if (callee.rfind("__cudaCDP2", 0) == 0 || callee == "vprintf" || callee == "__assertfail") return false;
+  return callee.find("record_device_launch") == std::string::npos &&
+         callee.find("record_device_todo") == std::string::npos;
+}
+
 std::string without_suffix(std::string name, std::string_view suffix) {
   if (name.size() > suffix.size() &&
       name.compare(name.size() - suffix.size(), suffix.size(), suffix.data(), suffix.size()) == 0)
@@ -447,6 +455,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       CallSite call_site{target->name, {}};
       for (std::size_t i = 0; i < call.arguments.size(); ++i) call_site.argument_taint.push_back(taint_of(argument(i)));
       facts.calls.push_back(call_site);
+    } else if (may_read_launch_error(callee)) {  // code outside this PTX, or a call through a pointer
+      error_checks[static_cast<std::size_t>(&ins - function.body.data())] = true;
     }
     params.clear();
   }

@@ -391,6 +391,24 @@ std::vector<std::size_t> branch_targets(const Function& function, std::size_t i,
   return every;
 }
 
+std::vector<std::string> written_registers(const Instruction& ins) {
+  static const std::set<std::string> writes_none = {"st", "bra", "call", "ret", "exit", "bar", "barrier", "red",
+                                                    "membar", "fence", "trap", "prefetch"};
+  const std::string base = opcode_base(ins.opcode);
+  if (ins.operands.empty() || ins.opcode.front() == '.' || writes_none.count(base)) return {};
+  std::vector<std::string> out;
+  std::string part;
+  for (char c : ins.operands[0] + "|") {  // setp may write two predicates: %p1|%p2
+    if (c != '|') {
+      part += c;
+      continue;
+    }
+    if (part.rfind('%', 0) == 0) out.push_back(part);
+    part.clear();
+  }
+  return out;
+}
+
 bool falls_through(const Instruction& instruction) {
   const std::string base = opcode_base(instruction.opcode);
   return !instruction.guard.empty() || (base != "bra" && base != "ret" && base != "exit" && base != "trap");

@@ -84,6 +84,10 @@ std::map<std::string, std::size_t> label_positions(const Function& function);
 std::vector<std::size_t> branch_targets(const Function& function, std::size_t i,
                                         const std::map<std::string, std::size_t>& labels);
 
+/// The registers an instruction writes: its first operand (both predicates of `setp`'s
+/// `%p1|%p2`), unless it writes memory or nothing (`st`, `bra`, `call`, barriers, ...).
+std::vector<std::string> written_registers(const Instruction& instruction);
+
 /// Whether control may go on to the next instruction: not after a `bra`, `ret`, `exit` or `trap`
 /// that has no guard.
 bool falls_through(const Instruction& instruction);
