@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -169,16 +170,10 @@ std::vector<std::string> gpu_devices(int gpus, const char* visible) {
     return devices;
   }
   std::vector<std::string> listed;
-  std::string entry;
-  for (const char* c = visible;; ++c) {
-    if (*c == ',' || *c == '\0') {
-      const auto first = entry.find_first_not_of(" \t");
-      if (first != std::string::npos) listed.push_back(entry.substr(first, entry.find_last_not_of(" \t") - first + 1));
-      entry.clear();
-      if (*c == '\0') break;
-    } else {
-      entry += *c;
-    }
+  std::istringstream list(visible);
+  for (std::string entry; std::getline(list, entry, ',');) {
+    const auto first = entry.find_first_not_of(" \t");
+    if (first != std::string::npos) listed.push_back(entry.substr(first, entry.find_last_not_of(" \t") - first + 1));
   }
   if (listed.size() < static_cast<std::size_t>(gpus)) {
     throw std::invalid_argument("--gpus " + std::to_string(gpus) + " asks for more GPUs than CUDA_VISIBLE_DEVICES=\"" +
@@ -199,6 +194,10 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
     if (options.log) options.log(line);
   };
   Slots gpus(options.gpus);
+  // One device per slot; without a full list, the slot numbers.
+  const std::vector<std::string> devices = options.devices.size() >= static_cast<std::size_t>(std::max(1, options.gpus))
+                                               ? options.devices
+                                               : gpu_devices(options.gpus, nullptr);
   std::atomic<std::size_t> next{0};
 
   const auto grade_one = [&](const Submission& submission, StudentResult& result) {
@@ -247,10 +246,7 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
         start = Clock::now();
         grading::GradeOptions grade = options.grade;
         grade.seed = grading::fresh_seed();
-        if (options.gpus > 1) {
-          const auto index = static_cast<std::size_t>(slot);
-          grade.env["CUDA_VISIBLE_DEVICES"] = index < options.devices.size() ? options.devices[index] : std::to_string(slot);
-        }
+        if (!devices.empty()) grade.env["CUDA_VISIBLE_DEVICES"] = devices[static_cast<std::size_t>(slot)];
         try {
           report = grading::grade_all(exercises, tree, grade, submission.source.string());
         } catch (...) {

@@ -29,7 +29,7 @@ struct BatchOptions {
   std::filesystem::path out_dir;        ///< where results go (see the file comment)
   int parallel = 2;                     ///< submissions prepared and built at the same time
   int gpus = 1;                         ///< GPU check runs at the same time, one per GPU
-  /// CUDA_VISIBLE_DEVICES for each GPU slot (gpu_devices); empty: slot numbers when gpus > 1
+  /// CUDA_VISIBLE_DEVICES for each GPU slot (gpu_devices); fewer than `gpus`: slot numbers when gpus > 1
   std::vector<std::string> devices;
   bool force = false;                   ///< grade every submission again
   std::vector<std::string> regrade;     ///< grade these students again

@@ -39,7 +39,6 @@ bool arithmetic(const std::string& base) {
          base == "max" || base == "div" || base == "rem";
 }
 
-
 /// What a register holds, as far as telling threads apart needs it.
 struct Meaning {
   enum Kind {
@@ -279,8 +278,7 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
       for (const std::size_t at : targets) flow(at, taken);
     }
     if (!ptx::falls_through(ins)) continue;
-    const std::string base = ptx::opcode_base(ins.opcode);
-    if (!ins.guard.empty() && (base == "bra" || base == "ret" || base == "exit" || base == "trap"))
+    if (!ins.guard.empty() && ptx::transfers_control(ins))
       out.thread = narrower(one_thread(i, false), out.thread);  // the threads that go on
     flow(i + 1, out);
   }

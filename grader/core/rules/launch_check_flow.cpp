@@ -1,12 +1,12 @@
 #include "rules/launch_check_flow.h"
 
-#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 
 namespace cdplab::rules {
 namespace {

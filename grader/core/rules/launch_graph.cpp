@@ -332,7 +332,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   std::vector<bool> error_checks(function.body.size(), false);
 
   for (const Instruction& ins : function.body) {
-    FlowEvent& event = events[static_cast<std::size_t>(&ins - function.body.data())];
+    const auto at = static_cast<std::size_t>(&ins - function.body.data());
+    FlowEvent& event = events[at];
     const std::string base = opcode_base(ins.opcode);
     const auto& ops = ins.operands;
 
@@ -446,17 +447,17 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     } else if (!heap.empty()) {
       (allocates ? facts.allocations : facts.deallocations).push_back({{ins.line, {}}, heap});
     } else if (callee == kGetLastError || callee == kPeekAtLastError) {
-      error_checks[static_cast<std::size_t>(&ins - function.body.data())] = true;
+      error_checks[at] = true;
     } else if (const ptx::Function* target = module.find(callee); target && target->defined) {
       shared_store = 0;  // the function may hold a barrier: nothing certain
       event = FlowEvent::barrier;
-      error_checks[static_cast<std::size_t>(&ins - function.body.data())] = true;
+      error_checks[at] = true;
       facts.callees.push_back(target->name);
       CallSite call_site{target->name, {}};
       for (std::size_t i = 0; i < call.arguments.size(); ++i) call_site.argument_taint.push_back(taint_of(argument(i)));
       facts.calls.push_back(call_site);
     } else if (may_read_launch_error(callee)) {  // code outside this PTX, or a call through a pointer
-      error_checks[static_cast<std::size_t>(&ins - function.body.data())] = true;
+      error_checks[at] = true;
     }
     params.clear();
   }

@@ -409,9 +409,13 @@ std::vector<std::string> written_registers(const Instruction& ins) {
   return out;
 }
 
-bool falls_through(const Instruction& instruction) {
+bool transfers_control(const Instruction& instruction) {
   const std::string base = opcode_base(instruction.opcode);
-  return !instruction.guard.empty() || (base != "bra" && base != "ret" && base != "exit" && base != "trap");
+  return base == "bra" || base == "ret" || base == "exit" || base == "trap";
+}
+
+bool falls_through(const Instruction& instruction) {
+  return !instruction.guard.empty() || !transfers_control(instruction);
 }
 
 bool has_component(const std::string& opcode, std::string_view part) {

@@ -88,6 +88,9 @@ std::vector<std::size_t> branch_targets(const Function& function, std::size_t i,
 /// `%p1|%p2`), unless it writes memory or nothing (`st`, `bra`, `call`, barriers, ...).
 std::vector<std::string> written_registers(const Instruction& instruction);
 
+/// Whether the instruction is a `bra`, `ret`, `exit` or `trap`, guarded or not.
+bool transfers_control(const Instruction& instruction);
+
 /// Whether control may go on to the next instruction: not after a `bra`, `ret`, `exit` or `trap`
 /// that has no guard.
 bool falls_through(const Instruction& instruction);
