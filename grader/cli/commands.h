@@ -22,6 +22,7 @@ struct GradeArgs {
   std::string build_dir;                ///< grade: the build tree to use
   bool quiet = false;                   ///< no progress lines
   bool sanitize = false;                ///< run the suites again under compute-sanitizer
+  bool process_per_check = false;       ///< no shared suite processes (grading/shared_process.h)
 };
 
 /// Options of `cdplab grade` over a class folder (a folder of submission folders and archives).

@@ -71,6 +71,7 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
   // Checks side by side: process start-up and CUDA context creation dominate most of them.
   options.check_jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   if (args.sanitize) options.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
+  options.shared_processes = !args.process_per_check;
   if (!args.quiet) options.progress = print_progress;
   return options;
 }
@@ -207,6 +208,7 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
   options.regrade = class_args.regrade;
   options.grade.check_seconds = build_config::kCheckSeconds;
   if (args.sanitize) options.grade.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
+  options.grade.shared_processes = !args.process_per_check;
   options.tool_version = build_config::kVersion;
   options.log = [](const std::string& line) { std::cerr << "cdplab: " << line << "\n"; };
   return options;
@@ -357,6 +359,7 @@ int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& ar
   command.out_dir = options.out_dir;
   command.only = args.names;
   command.sanitize = args.sanitize;
+  command.process_per_check = args.process_per_check;
   command.force = options.force;
   command.regrade = options.regrade;
   command.build_jobs = ctx.toolchain.jobs;

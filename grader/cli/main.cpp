@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
     sub->add_flag("--sanitize", grade_args.sanitize,
                   "run each test suite again under compute-sanitizer (memcheck with leak checking; "
                   "needs a GPU; findings are feedback worth no points)");
+    sub->add_flag("--process-per-check", grade_args.process_per_check,
+                  "run every check in a process of its own from the start (slower; the same outcomes: by "
+                  "default a suite's checks share a process, and those that do not pass there run alone)");
   };
 
   auto* list = app.add_subcommand("list", "chapters and exercises, their status, and what to do next");

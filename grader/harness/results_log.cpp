@@ -1,5 +1,6 @@
 #include "results_log.h"
 
+#include "device_limits.h"
 #include "harness.h"
 #include "poison.h"
 
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -45,6 +47,9 @@ struct State {
   // Written before a check starts, read by the signal handler: a ready-made line.
   char crash_line[2048] = {0};
   std::size_t crash_line_length = 0;
+  // CDPLAB_SHARED_PROCESS=1: the grader runs several checks in this process (device_limits.h).
+  bool shared = false;
+  std::optional<DeviceLimits> start_limits;  // the limits every check of a shared process starts with
 };
 
 State& state() {
@@ -75,9 +80,24 @@ __attribute__((constructor(101))) void take_results_token() {
 }
 
 json base_record(const char* event, const std::string& check) {
-  json record{{"event", event}, {"suite", state().suite}, {"check", check}};
+  // The process: checks that share one share it (the grader's shared suite processes).
+  json record{{"event", event}, {"suite", state().suite}, {"check", check}, {"pid", static_cast<long>(::getpid())}};
   if (!results_token().empty()) record["token"] = results_token();
   return record;
+}
+
+/// In a process that several checks share, the next check must start as it would alone. Ends the
+/// process after a check that did not pass (a failure may leave the GPU unusable, and the grader
+/// runs that check again alone anyway) or one whose changes to the device limits cannot be undone.
+/// The grader runs the checks this process did not reach one process per check.
+void leave_shared_process_unless_clean(bool passed) {
+  State& s = state();
+  // Without a GPU there is no device state to spoil.
+  if (passed && (s.start_limits ? restore_device_limits(*s.start_limits) : s.device.empty())) return;
+  if (s.fd >= 0) ::close(s.fd);
+  std::fflush(stdout);
+  std::fprintf(stderr, "cdplab: the checks left of this suite run one process each\n");
+  std::_Exit(0);
 }
 
 /// Ends the process from the watchdog thread when a check overruns its time limit.
@@ -219,6 +239,7 @@ class ResultsListener : public doctest::IReporter {
       write_line(record);
       state().crash_line_length = 0;
       ++state().skipped;
+      if (state().shared) leave_shared_process_unless_clean(true);
       return;
     }
     json record = base_record("end", name);
@@ -229,6 +250,7 @@ class ResultsListener : public doctest::IReporter {
     write_line(record);
     state().crash_line_length = 0;
     ++state().ran;
+    if (state().shared) leave_shared_process_unless_clean(passed);
   }
 
   void test_case_exception(const doctest::TestCaseException& e) override {
@@ -299,6 +321,10 @@ void ResultsLog::open(const std::string& suite, std::uint64_t seed, const std::s
     if (s.fd < 0) std::fprintf(stderr, "cdplab: cannot write results to %s: %s\n", path.c_str(), std::strerror(errno));
   }
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, on_crash);
+  if (const char* value = std::getenv("CDPLAB_SHARED_PROCESS"); value != nullptr && std::string(value) == "1") {
+    s.shared = true;
+    if (!device.empty()) s.start_limits = read_device_limits();  // none read: it ends after one check
+  }
 }
 
 void ResultsLog::advise_on_hang(const std::string& advice) { watchdog().advise(advice); }

@@ -10,9 +10,12 @@
 ///    "notes":[...]}
 ///   {"event":"skipped","suite":S,"check":C,"reason":R}
 ///   {"event":"stopped","suite":S,"check":C,"reason":R}   (time limit or crash)
-/// With CDPLAB_RESULTS_TOKEN set, every record also carries {"token": that value}.
+/// Every record also carries {"pid": the process}, and with CDPLAB_RESULTS_TOKEN set, {"token":
+/// that value}.
 /// A watchdog ends a check that runs longer than CDPLAB_CHECK_SECONDS (default: the build's
-/// CDPLAB_CHECK_TIMEOUT).
+/// CDPLAB_CHECK_TIMEOUT). With CDPLAB_SHARED_PROCESS=1 the checks selected share the process until
+/// one does not pass or leaves device limits it cannot restore (device_limits.h); the process then
+/// ends, and the grader runs the rest one process each.
 #pragma once
 
 #include <cstdint>

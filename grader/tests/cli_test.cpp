@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -89,6 +90,21 @@ TEST_CASE("grade the solutions") {
   }
   if (has_gpu(report)) CHECK(report.points() == doctest::Approx(report.max_points()));
   else CHECK_FALSE(report.gpu_problem.empty());
+
+  // The processes that wrote child-grids' records: its four checks pass (or are skipped, without
+  // a GPU) in one shared process; with --process-per-check each has its own.
+  const auto processes = [] {
+    std::set<long> pids;
+    std::ifstream log(kWork / "build-solutions" / "cdplab-results" / "01-fundamentals.child_grids.jsonl");
+    for (std::string line; std::getline(log, line);) pids.insert(nlohmann::json::parse(line).value("pid", 0L));
+    return pids.size();
+  };
+  CHECK(processes() == 1);
+  const auto alone = cdplab_cli({"grade", (kRoot / "solutions").string(), "--quiet", "--only", "child-grids",
+                                 "--build-dir", (kWork / "build-solutions").string(), "--process-per-check"});
+  INFO(alone.output);
+  CHECK((alone.exit_code == 0 || alone.exit_code == 3));
+  CHECK(processes() == 4);
 }
 
 TEST_CASE("grade the starters") {

@@ -1,9 +1,11 @@
 // Scoring: how the suites' logged events become graded items and points, and how build
 // failures are explained. The end-to-end runs are in cli_test.cpp.
 #include "grading/grade.h"
+#include "grading/shared_process.h"
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -75,6 +77,44 @@ TEST_CASE("grading turns suite events into items and points") {
   CHECK(result.points() == 2);
   CHECK(result.max_points() == 9);
   CHECK_FALSE(result.all_passed());
+}
+
+TEST_CASE("a shared suite process settles the checks that passed or were skipped there, as last recorded") {
+  CheckEvent passed = event("end", "passes");
+  passed.status = "passed";
+  CheckEvent failed = event("end", "fails");
+  failed.status = "failed";
+  CheckEvent failed_then_passed = event("end", "fails, then passes");
+  failed_then_passed.status = "failed";
+  CheckEvent passed_later = failed_then_passed;
+  passed_later.status = "passed";
+  const std::vector<CheckEvent> events = {
+      event("start", "passes"), passed,
+      event("start", "fails"), failed,
+      event("start", "fails, then passes"), failed_then_passed, event("start", "fails, then passes"), passed_later,
+      event("skipped", "skips"),
+      event("start", "hangs"), event("stopped", "hangs"),
+      event("start", "crashes silently"),
+  };
+  CHECK(settled_checks(events) == std::set<std::string>{"passes", "fails, then passes", "skips"});
+  CHECK(settled_checks({}).empty());
+}
+
+TEST_CASE("a shared suite process is asked for exactly its checks") {
+  CHECK(test_case_filter({"uniform ranges"}) == "uniform ranges");
+  CHECK(test_case_filter({"a", "b c"}) == "a,b c");
+  // doctest splits its filters at commas; a backslash keeps one in a name.
+  CHECK(test_case_filter({"one, two", "back\\slash"}) == "one\\, two,back\\\\slash");
+  CHECK(test_case_filter({}).empty());
+}
+
+TEST_CASE("parallel_for calls the work once for every index, on as many threads as asked") {
+  for (const int jobs : {1, 3, 16}) {
+    std::vector<std::atomic<int>> calls(10);
+    parallel_for(calls.size(), jobs, [&](std::size_t i) { ++calls[i]; });
+    for (const auto& c : calls) CHECK(c == 1);
+  }
+  parallel_for(0, 4, [](std::size_t) { FAIL("no work to do"); });
 }
 
 TEST_CASE("grading reads the results log and skips broken lines") {

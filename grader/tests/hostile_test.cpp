@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <utility>
 
 namespace fs = std::filesystem;
@@ -174,6 +175,67 @@ TEST_CASE("hostile submissions get their verdicts and never stop the batch") {
     CHECK(report.points() < report.max_points());
   }
   if (!gpu) MESSAGE("no GPU: only the cases that need no kernel to run were graded");
+}
+
+// A suite's checks share one process, and a check that does not pass there runs again in a
+// process of its own, which decides it (grading/shared_process.h). Each check of child-grids calls
+// the exercise once; a submission that fails every call after the first in a process passes each
+// check alone, so it must keep full marks. Its log must show the shared process ending at its
+// second check, and that check and the ones after it each starting in a process of their own.
+TEST_CASE("checks share a suite process, and one that fails there is decided alone") {
+  if (!gpu_present()) {
+    MESSAGE("CDPLAB_TEST_SKIPPED: no GPU, and shared processes only matter where checks run");
+    return;
+  }
+  const std::string solution = cdplab::files::read_text(kRoot / "solutions/01-fundamentals/child_grids.cu");
+  const std::string first_call_only =
+      "#include <vector>\nnamespace { int calls_in_this_process = 0; }\n" +
+      replace(solution, kEntry,
+              "  if (++calls_in_this_process > 1) return std::vector<float>(values.size(), -1.0f);\n" + kEntry);
+  const fs::path class_dir = kWork / "shared-class";
+  const fs::path out_dir = kWork / "shared-grades";
+  fs::remove_all(class_dir);
+  fs::remove_all(out_dir);
+  for (const auto& [name, text] : {std::pair{std::string("reference"), solution},
+                                   std::pair{std::string("first-call-only"), first_call_only}}) {
+    fs::create_directories(class_dir / name / "01-fundamentals");
+    std::ofstream(class_dir / name / "01-fundamentals" / "child_grids.cu") << text;
+  }
+  grade_class(class_dir, out_dir, "child-grids");
+
+  for (const std::string student : {"reference", "first-call-only"}) {
+    INFO("student ", student);
+    const auto report = student_report(out_dir, student);
+    CHECK(report.points() == report.max_points());
+    // The processes each check started in, in the order of the log; the first is the shared one.
+    std::map<std::string, std::vector<long>> pids;
+    long shared = 0;
+    std::ifstream log(out_dir / "work" / student / "build" / "cdplab-results" / "01-fundamentals.child_grids.jsonl");
+    REQUIRE(log);
+    for (std::string line; std::getline(log, line);) {
+      const auto record = nlohmann::json::parse(line);
+      if (record.value("event", "") != "start") continue;
+      const long pid = record.value("pid", 0L);
+      if (shared == 0) shared = pid;
+      pids[record.value("check", "")].push_back(pid);
+    }
+    REQUIRE(pids.size() == 4);
+    int in_shared = 0, twice = 0;
+    for (const auto& [check, started] : pids) {
+      INFO("check ", check, ": started ", started.size(), " times");
+      REQUIRE((started.size() == 1 || started.size() == 2));
+      if (started.front() == shared) ++in_shared;
+      if (started.size() == 2) {
+        ++twice;
+        CHECK(started.front() == shared);
+        CHECK(started.back() != shared);
+      } else if (started.front() != shared) {
+        CHECK(std::count(started.begin(), started.end(), shared) == 0);
+      }
+    }
+    CHECK(in_shared == (student == "reference" ? 4 : 2));
+    CHECK(twice == (student == "reference" ? 0 : 1));
+  }
 }
 
 // The concurrency check must tell the strategies apart on every run, not on average: a parent

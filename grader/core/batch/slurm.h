@@ -73,6 +73,7 @@ struct Command {
   bool force = false;               ///< --force
   std::vector<std::string> regrade; ///< --regrade names
   bool sanitize = false;            ///< --sanitize
+  bool process_per_check = false;   ///< --process-per-check
   int build_jobs = 0;               ///< cdplab -j; 0: the CPUs Slurm gave the task
 };
 

@@ -105,16 +105,56 @@ std::string BuildTree::prepare_grading_kit(std::string& problem) const {
   return off + kit.string();
 }
 
-process::Result BuildTree::test(const std::vector<std::string>& labels, const std::map<std::string, std::string>& env,
-                                double timeout_seconds, int jobs) const {
+namespace {
+
+/// A CTest regular expression matching exactly one of `texts`.
+std::string exactly_one_of(const std::vector<std::string>& texts) {
   std::string any;
-  for (const auto& label : labels) any += (any.empty() ? "" : "|") + regex_escape(label);
-  const std::vector<std::string> argv = {tools_.ctest, "--test-dir", dir_.string(), "-L", "^(" + any + ")$",
-                                         "-j", std::to_string(jobs < 1 ? 1 : jobs), "--output-on-failure"};
+  for (const auto& text : texts) any += (any.empty() ? "" : "|") + regex_escape(text);
+  return "^(" + any + ")$";
+}
+
+}  // namespace
+
+process::Result BuildTree::test(const std::vector<std::string>& labels, const std::map<std::string, std::string>& env,
+                                double timeout_seconds, int jobs, const std::vector<std::string>& names) const {
+  std::vector<std::string> argv = {tools_.ctest, "--test-dir", dir_.string(), "-L", exactly_one_of(labels),
+                                   "-j", std::to_string(jobs < 1 ? 1 : jobs), "--output-on-failure"};
+  if (!names.empty()) argv.insert(argv.end(), {"-R", exactly_one_of(names)});
   process::Options options;
   options.env = env;
   options.timeout_seconds = timeout_seconds;
   return process::run(argv, options);
+}
+
+std::vector<TestInfo> BuildTree::list_tests(const std::vector<std::string>& labels) const {
+  process::Options options;
+  options.timeout_seconds = 60;
+  options.output_limit = 64 << 20;
+  const auto listed = process::run(
+      {tools_.ctest, "--test-dir", dir_.string(), "-L", exactly_one_of(labels), "--show-only=json-v1"}, options);
+  std::vector<TestInfo> tests;
+  if (!listed.ok()) return tests;
+  // CTest may print warnings around the JSON: the document runs from the first '{' to the last '}'.
+  const auto start = listed.output.find('{');
+  const auto end = listed.output.rfind('}');
+  const auto document = nlohmann::json::parse(
+      start == std::string::npos || end < start ? "" : listed.output.substr(start, end - start + 1), nullptr, false);
+  if (!document.is_object() || !document.contains("tests") || !document["tests"].is_array()) return tests;
+  for (const auto& t : document["tests"]) {
+    TestInfo info;
+    info.name = t.value("name", "");
+    if (t.contains("properties") && t["properties"].is_array()) {
+      for (const auto& p : t["properties"]) {
+        const std::string property = p.value("name", "");
+        if (property == "RUN_SERIAL" && p.contains("value")) info.run_serial = p["value"] == true;
+        if (property == "WORKING_DIRECTORY" && p.contains("value") && p["value"].is_string())
+          info.working_directory = p["value"].get<std::string>();
+      }
+    }
+    if (!info.name.empty()) tests.push_back(info);
+  }
+  return tests;
 }
 
 std::string regex_escape(const std::string& text) {

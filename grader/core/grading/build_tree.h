@@ -33,6 +33,13 @@ struct IndexEntry {
   bool present() const { return !suite_target.empty(); }
 };
 
+/// A CTest test of a build tree, as `ctest --show-only=json-v1` describes it.
+struct TestInfo {
+  std::string name;               ///< "<chapter>/<stem>/<check>" for a check
+  std::string working_directory;  ///< empty: CTest's default
+  bool run_serial = false;        ///< the test needs the GPU to itself (RUN_SERIAL)
+};
+
 class BuildTree {
  public:
   BuildTree(std::filesystem::path project_root, std::filesystem::path binary_dir, Toolchain toolchain)
@@ -65,9 +72,11 @@ class BuildTree {
   /// `problem`.
   std::string prepare_grading_kit(std::string& problem) const;
   /// Runs the CTest tests carrying any of `labels` exactly, `jobs` at a time, with extra
-  /// environment variables.
+  /// environment variables; with `names`, only the tests of those exact names among them.
   process::Result test(const std::vector<std::string>& labels, const std::map<std::string, std::string>& env,
-                       double timeout_seconds, int jobs = 1) const;
+                       double timeout_seconds, int jobs = 1, const std::vector<std::string>& names = {}) const;
+  /// The CTest tests carrying any of `labels` exactly; empty when CTest cannot list them.
+  std::vector<TestInfo> list_tests(const std::vector<std::string>& labels) const;
 
  private:
   std::filesystem::path root_;

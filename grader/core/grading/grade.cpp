@@ -1,6 +1,7 @@
 #include "grading/grade.h"
 
 #include "files/files.h"
+#include "grading/shared_process.h"
 #include "process/process.h"
 #include "quiz/quiz.h"
 #include "sanitizer/sanitizer.h"
@@ -10,7 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -18,7 +18,6 @@
 #include <random>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 namespace cdplab::grading {
 namespace {
@@ -325,17 +324,24 @@ double checks_limit(const std::vector<Pending*>& runs, const GradeOptions& optio
   return seconds;
 }
 
+/// The events of the exercise's results file that carry the run's token (the harness wrote them);
+/// `forged` counts the others.
+std::vector<CheckEvent> token_events(const Pending& pending, const std::string& token, std::size_t* forged = nullptr) {
+  std::vector<CheckEvent> events;
+  for (auto& e : read_check_events(pending.results_file.string())) {
+    if (e.token == token) events.push_back(e);
+    else if (forged != nullptr) ++*forged;
+  }
+  return events;
+}
+
 /// Everything after the checks ran: their items from the results file.
 void finish_exercise(Pending& pending, const std::string& token, const std::string& run_output,
                      const GradeOptions& options, DeviceSeen* seen) {
   const manifest::Exercise& exercise = *pending.exercise;
   ExerciseResult& result = pending.result;
-  std::vector<CheckEvent> events;
-  int forged = 0;
-  for (auto& e : read_check_events(pending.results_file.string())) {
-    if (e.token == token) events.push_back(e);
-    else ++forged;
-  }
+  std::size_t forged = 0;
+  const auto events = token_events(pending, token, &forged);
   if (forged > 0) {
     result.problem = std::to_string(forged) + " line(s) of the results file were not written by the test harness "
                      "(the code under test wrote them?) and were ignored";
@@ -376,30 +382,22 @@ void run_sanitizer(const std::vector<Pending*>& runs, const std::string& token, 
     for (std::size_t t = 0; t < tools.size(); ++t)
       for (const auto& check : on_gpu[e]->exercise->checks) jobs.push_back({e, t, check.name});
   std::vector<Item> found(jobs.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    // Kernels run many times slower under the tools: a check's own time limit grows with them.
-    // Measured on an H100 (CUDA 13.0, eight tool runs at a time): the slowest reference check took
-    // 43 s under memcheck, most take one to four seconds. A run past the limit is run again
-    // without what the tool may spend minutes on (sanitizer::Tool::fallback_args).
-    constexpr double kSlowdown = 4;
-    const double limit = options.check_seconds * kSlowdown + 60;
-    for (std::size_t i = next++; i < jobs.size(); i = next++) {
-      const Pending& p = *on_gpu[jobs[i].exercise];
-      auto env = check_environment(options, p.results_file.string() + ".sanitizer", token);
-      // The suite's own watchdog comes after this limit: a check stopped by it from inside would
-      // leave its memory unfreed, and the leak check would count that as a finding.
-      env["CDPLAB_CHECK_SECONDS"] = std::to_string(limit + 60);
-      env["CDPLAB_UNDER_SANITIZER"] = "1";  // the speed checks skip themselves: timings mean nothing here
-      found[i] = sanitizer::run_check(options.sanitizer, tools[jobs[i].tool], p.suite_executable, jobs[i].check, env,
-                                      limit);
-    }
-  };
-  const std::size_t threads = std::min<std::size_t>(jobs.size(), static_cast<std::size_t>(std::max(1, options.check_jobs)));
-  std::vector<std::thread> workers;
-  for (std::size_t j = 1; j < threads; ++j) workers.emplace_back(work);
-  work();
-  for (auto& w : workers) w.join();
+  // Kernels run many times slower under the tools: a check's own time limit grows with them.
+  // Measured on an H100 (CUDA 13.0, eight tool runs at a time): the slowest reference check took
+  // 43 s under memcheck, most take one to four seconds. A run past the limit is run again
+  // without what the tool may spend minutes on (sanitizer::Tool::fallback_args).
+  constexpr double kSlowdown = 4;
+  const double limit = options.check_seconds * kSlowdown + 60;
+  parallel_for(jobs.size(), options.check_jobs, [&](std::size_t i) {
+    const Pending& p = *on_gpu[jobs[i].exercise];
+    auto env = check_environment(options, p.results_file.string() + ".sanitizer", token);
+    // The suite's own watchdog comes after this limit: a check stopped by it from inside would
+    // leave its memory unfreed, and the leak check would count that as a finding.
+    env["CDPLAB_CHECK_SECONDS"] = std::to_string(limit + 60);
+    env["CDPLAB_UNDER_SANITIZER"] = "1";  // the speed checks skip themselves: timings mean nothing here
+    found[i] = sanitizer::run_check(options.sanitizer, tools[jobs[i].tool], p.suite_executable, jobs[i].check, env,
+                                    limit);
+  });
   for (std::size_t e = 0; e < on_gpu.size(); ++e) {
     for (std::size_t t = 0; t < tools.size(); ++t) {
       std::vector<std::pair<std::string, Item>> per_check;
@@ -410,8 +408,62 @@ void run_sanitizer(const std::vector<Pending*>& runs, const std::string& token, 
   }
 }
 
-/// Runs the checks of every pending exercise in one CTest run, `options.check_jobs` at a time
-/// (checks that must have the GPU alone are marked RUN_SERIAL by the build), and finishes each.
+/// A suite process that runs several checks (shared_process.h).
+struct SharedRun {
+  Pending* pending = nullptr;
+  std::vector<std::string> checks;
+  std::string working_directory;
+};
+
+/// Runs each suite's checks in one process where they may share it: those that may run beside
+/// other checks, one process per suite and several suites at a time; then the suites whose every
+/// check needs the GPU to itself, one process per suite and one suite at a time. A check that
+/// needs the GPU alone in a suite that has other checks (a speed check) is left to CTest. Returns
+/// the names of the CTest tests still to run: every test of these suites whose check did not pass
+/// or skip in a shared process.
+std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
+                                              const std::map<std::string, std::string>& env,
+                                              const GradeOptions& options) {
+  std::vector<SharedRun> side_by_side, alone;
+  for (auto* p : runs) {
+    const std::string prefix = p->exercise->chapter + "/" + p->exercise->stem + "/";
+    SharedRun beside{p, {}, ""}, serial{p, {}, ""};
+    for (const auto& test : tests) {
+      if (test.name.rfind(prefix, 0) != 0) continue;
+      SharedRun& run = test.run_serial ? serial : beside;
+      run.checks.push_back(test.name.substr(prefix.size()));
+      run.working_directory = test.working_directory;
+    }
+    if (!beside.checks.empty()) side_by_side.push_back(beside);
+    else if (!serial.checks.empty()) alone.push_back(serial);
+  }
+  auto run_one = [&](const SharedRun& run) {
+    process::Options o;
+    o.env = env;
+    o.env["CDPLAB_SHARED_PROCESS"] = "1";
+    o.working_directory = run.working_directory;
+    // The suite's watchdog ends a check at its limit; this one backs it up.
+    o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(run.checks.size()) + 30;
+    process::run({run.pending->suite_executable, "--test-case=" + test_case_filter(run.checks)}, o);
+  };
+  parallel_for(side_by_side.size(), options.check_jobs, [&](std::size_t i) { run_one(side_by_side[i]); });
+  for (const auto& run : alone) run_one(run);
+
+  std::vector<std::string> left;
+  for (auto* p : runs) {
+    const std::string prefix = p->exercise->chapter + "/" + p->exercise->stem + "/";
+    const auto settled = settled_checks(token_events(*p, env.at("CDPLAB_RESULTS_TOKEN")));
+    for (const auto& test : tests)
+      if (test.name.rfind(prefix, 0) == 0 && settled.count(test.name.substr(prefix.size())) == 0)
+        left.push_back(test.name);
+  }
+  return left;
+}
+
+/// Runs the checks of every pending exercise, `options.check_jobs` at a time (checks that must
+/// have the GPU alone are marked RUN_SERIAL by the build), and finishes each: first in shared
+/// processes (run_shared_processes), then what those did not settle in one CTest run, one
+/// process per check.
 void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const GradeOptions& options,
                 DeviceSeen* seen) {
   std::vector<Pending*> runs;
@@ -425,11 +477,17 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   if (runs.empty()) return;
   const std::string token = std::to_string(fresh_seed());
   const std::string results = (tree.dir() / "cdplab-results" / "{suite}.jsonl").string();
-  const auto ran = tree.test(labels, check_environment(options, results, token), checks_limit(runs, options),
-                             options.check_jobs);
-  std::string run_output = ran.output;
-  if (!ran.started) run_output = "ctest could not be started";
-  else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
+  const auto env = check_environment(options, results, token);
+  const auto tests = options.shared_processes ? tree.list_tests(labels) : std::vector<TestInfo>{};
+  std::vector<std::string> left;  // empty: every test of the labels
+  if (!tests.empty()) left = run_shared_processes(runs, tests, env, options);
+  std::string run_output;
+  if (tests.empty() || !left.empty()) {
+    const auto ran = tree.test(labels, env, checks_limit(runs, options), options.check_jobs, left);
+    run_output = ran.output;
+    if (!ran.started) run_output = "ctest could not be started";
+    else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
+  }
   for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
   if (!options.sanitizer.empty()) run_sanitizer(runs, token, options);
 }

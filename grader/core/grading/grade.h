@@ -22,6 +22,9 @@ struct GradeOptions {
   /// Checks run side by side (CTest -j); those that need the GPU alone (speed checks, timing
   /// suites) are marked RUN_SERIAL by the build and always run alone.
   int check_jobs = 4;
+  /// Runs each suite's checks in one process first, then what did not pass there one process per
+  /// check (shared_process.h); false: one process per check from the start.
+  bool shared_processes = true;
   std::map<std::string, std::string> env;  ///< extra environment of the checks (CUDA_VISIBLE_DEVICES)
   /// compute-sanitizer to run each suite under again (memcheck); empty: no such stage.
   std::string sanitizer;

@@ -1,0 +1,46 @@
+#include "grading/shared_process.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <thread>
+
+namespace cdplab::grading {
+
+std::string test_case_filter(const std::vector<std::string>& checks) {
+  std::string filter;
+  for (const auto& check : checks) {
+    if (!filter.empty()) filter += ',';
+    for (const char c : check) {
+      if (c == ',' || c == '\\') filter += '\\';
+      filter += c;
+    }
+  }
+  return filter;
+}
+
+std::set<std::string> settled_checks(const std::vector<CheckEvent>& events) {
+  std::map<std::string, bool> last;  // check -> its last final record settles it
+  for (const auto& e : events) {
+    if (e.event == "start") continue;
+    last[e.check] = (e.event == "end" && e.status == "passed") || e.event == "skipped";
+  }
+  std::set<std::string> settled;
+  for (const auto& [check, done] : last)
+    if (done) settled.insert(check);
+  return settled;
+}
+
+void parallel_for(std::size_t count, int jobs, const std::function<void(std::size_t)>& work) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < count; i = next++) work(i);
+  };
+  const std::size_t threads = std::min<std::size_t>(count, static_cast<std::size_t>(std::max(1, jobs)));
+  std::vector<std::thread> workers;
+  for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(worker);
+  worker();
+  for (auto& w : workers) w.join();
+}
+
+}  // namespace cdplab::grading

@@ -1,0 +1,34 @@
+/// @file shared_process.h
+/// @brief Several checks of a suite in one process: what to ask the suite, and what it settled.
+///
+/// Starting a suite process costs about as much as a short check (CUDA's start-up, serialised
+/// across processes by the driver: 89 checks of the references took 22 s on an H100 run eight at
+/// a time, 0.25 s each). So the grader first runs each suite's checks in one process
+/// (CDPLAB_SHARED_PROCESS=1). The harness ends such a process after the first check that does
+/// not pass, or that leaves device limits it cannot put back (harness/device_limits.h). Every
+/// check that did not pass there then runs again alone, one process per check, and that run
+/// decides its outcome. So the shared process can only save time: a check passes in it only where
+/// it started as it would alone.
+#pragma once
+
+#include "grading/grade.h"
+
+#include <cstddef>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cdplab::grading {
+
+/// doctest's --test-case value that selects exactly these checks (commas escaped; check names hold
+/// no wildcards, which a project test enforces).
+std::string test_case_filter(const std::vector<std::string>& checks);
+
+/// The checks whose last record in `events` is a pass or a skip: nothing left to run for them.
+std::set<std::string> settled_checks(const std::vector<CheckEvent>& events);
+
+/// Calls `work(i)` for every i below `count`, on up to `jobs` threads.
+void parallel_for(std::size_t count, int jobs, const std::function<void(std::size_t)>& work);
+
+}  // namespace cdplab::grading

@@ -1,0 +1,50 @@
+#include "device_limits.h"
+
+#include <cuda_runtime.h>
+
+namespace cdplab::harness {
+namespace {
+
+constexpr cudaLimit kLimits[] = {cudaLimitMallocHeapSize, cudaLimitDevRuntimePendingLaunchCount, cudaLimitStackSize,
+                                 cudaLimitPrintfFifoSize};
+
+std::size_t* field(DeviceLimits& limits, cudaLimit limit) {
+  switch (limit) {
+    case cudaLimitMallocHeapSize: return &limits.heap_bytes;
+    case cudaLimitDevRuntimePendingLaunchCount: return &limits.pending_launches;
+    case cudaLimitStackSize: return &limits.stack_bytes;
+    default: return &limits.printf_bytes;
+  }
+}
+
+}  // namespace
+
+bool DeviceLimits::operator==(const DeviceLimits& other) const {
+  return heap_bytes == other.heap_bytes && pending_launches == other.pending_launches &&
+         stack_bytes == other.stack_bytes && printf_bytes == other.printf_bytes;
+}
+
+std::optional<DeviceLimits> read_device_limits() {
+  DeviceLimits limits;
+  for (const cudaLimit limit : kLimits) {
+    if (cudaDeviceGetLimit(field(limits, limit), limit) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return std::nullopt;
+    }
+  }
+  return limits;
+}
+
+bool restore_device_limits(const DeviceLimits& wanted) {
+  auto now = read_device_limits();
+  if (!now) return false;
+  DeviceLimits target = wanted;
+  for (const cudaLimit limit : kLimits) {
+    const std::size_t value = *field(target, limit);
+    if (*field(*now, limit) != value && cudaDeviceSetLimit(limit, value) != cudaSuccess) (void)cudaGetLastError();
+  }
+  now = read_device_limits();
+  return now && *now == wanted;
+}
+
+}  // namespace cdplab::harness
