@@ -4,9 +4,11 @@
 # cold build tree, then N copies as a class, then re-checks one edited exercise of one submission
 # in its existing (warm) build tree, and prints the seconds as a Markdown table (per submission:
 # preparing, building and grading apart). With --gpus G (G > 1) the class is graded twice, with
-# one GPU and with G, each in build trees of its own, and the table gives both.
+# one GPU and with G, each in build trees of its own, and the table gives both. With
+# --process-per-check every check runs in a process of its own (cdplab grade --process-per-check),
+# as before suite processes were shared: run it both ways on one machine to compare.
 #
-# Usage: grader/bench/grading-speed.sh [N] [--parallel P] [--gpus G] [--only NAMES...]
+# Usage: grader/bench/grading-speed.sh [N] [--parallel P] [--gpus G] [--process-per-check] [--only NAMES...]
 #   N           submissions in the class (default 4)
 #   --parallel  submissions built at the same time (default 2)
 #   --gpus      GPUs the class's checks run on, one submission each (default 1)
@@ -19,13 +21,15 @@ count=4
 parallel=2
 gpus=1
 only=()
+checks=()  # how the checks run: shared suite processes, or --process-per-check
 while [ $# -gt 0 ]; do
   case "$1" in
     --parallel) parallel=$2; shift 2 ;;
     --gpus) gpus=$2; shift 2 ;;
+    --process-per-check) checks=(--process-per-check); shift ;;
     --only) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do only+=("$1"); shift; done ;;
     [0-9]*) count=$1; shift ;;
-    *) echo "usage: $0 [N] [--parallel P] [--gpus G] [--only NAMES...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [N] [--parallel P] [--gpus G] [--process-per-check] [--only NAMES...]" >&2; exit 2 ;;
   esac
 done
 
@@ -45,7 +49,8 @@ if [ ${#only[@]} -gt 0 ]; then only_args=(--only "${only[@]}"); fi
 
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
 echo "device: ${device:-no GPU (GPU checks are skipped: build and rule times only)}"
-echo "machine: $(nproc) CPU cores; submissions: $count; built at once: $parallel; GPUs: $gpus"
+echo "machine: $(nproc) CPU cores; submissions: $count; built at once: $parallel; GPUs: $gpus;" \
+  "checks: ${checks[0]:-a process per suite first}"
 
 # The grading kit, once per grader install (`cdplab grade` builds it when it is out of date).
 kit_start=$(date +%s.%N)
@@ -54,7 +59,7 @@ kit_end=$(date +%s.%N)
 
 # One submission alone, from a build tree that does not exist yet.
 alone_start=$(date +%s.%N)
-"$cli" -j "$(nproc)" grade "$work/class/copy-1" --quiet --build-dir "$work/alone-build" "${only_args[@]}" \
+"$cli" -j "$(nproc)" grade "$work/class/copy-1" --quiet --build-dir "$work/alone-build" "${only_args[@]}" "${checks[@]}" \
   > "$work/alone.log" 2>&1 || true
 alone_end=$(date +%s.%N)
 awk -v k="$kit_end - $kit_start" -v a="$alone_end - $alone_start" 'BEGIN { split(k, kt, " - "); split(a, at, " - ");
@@ -63,14 +68,14 @@ grep -m1 '^points:' "$work/alone.log" || echo "one submission alone: no score (s
 
 start=$(date +%s.%N)
 "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades" --parallel "$parallel" --gpus "$gpus" \
-  "${only_args[@]}" 2> "$work/class.log" > /dev/null || true
+  "${only_args[@]}" "${checks[@]}" 2> "$work/class.log" > /dev/null || true
 end=$(date +%s.%N)
 
 # The class with one GPU, for comparison, when the run above used several.
 one_gpu=""
 if [ "$gpus" -gt 1 ]; then
   one_start=$(date +%s.%N)
-  "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades-1-gpu" --parallel "$parallel" "${only_args[@]}" \
+  "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades-1-gpu" --parallel "$parallel" "${only_args[@]}" "${checks[@]}" \
     2> "$work/class-1-gpu.log" > /dev/null || true
   one_end=$(date +%s.%N)
   one_gpu=$(awk -v s="$one_start" -v e="$one_end" 'BEGIN { printf "%.1f", e - s }')
@@ -80,7 +85,7 @@ fi
 edited="$work/class/copy-1/01-fundamentals/child_grids.cu"
 echo "// edited" >> "$edited"
 recheck_start=$(date +%s.%N)
-"$cli" grade "$work/class/copy-1" --only child-grids --quiet --build-dir "$work/grades/work/copy-1/build" \
+"$cli" grade "$work/class/copy-1" --only child-grids --quiet --build-dir "$work/grades/work/copy-1/build" "${checks[@]}" \
   > "$work/recheck.log" 2>&1 || true
 recheck_end=$(date +%s.%N)
 

@@ -582,7 +582,7 @@ void grade_catalogues_on_gpu() {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO("cdplab grade said:\n" << ran.output.substr(ran.output.size() > 4000 ? ran.output.size() - 4000 : 0));
   REQUIRE_MESSAGE(ran.started, "cdplab grade did not start");
-  MESSAGE((ran.timed_out ? "stopped the class grader after " : "graded the class of mutants and alternatives in ")
+  MESSAGE(std::string(ran.timed_out ? "stopped the class grader after " : "graded the class of mutants and alternatives in ")
           << static_cast<int>(seconds) << " s");
   bool failed = false;
   for (const auto& c : catalogues) failed = judge_catalogue(c, grades, ran.timed_out) || failed;
