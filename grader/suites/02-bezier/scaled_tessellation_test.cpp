@@ -1,8 +1,9 @@
 // Checks of exercise scaled-tessellation: tessellate_scaled and free_scaled_vertices, and their
 // kernels scaled_parent, scaled_child and scaled_free_kernel.
 //
-// Each check runs in a process of its own, so each starts with the default limits (a pending
-// launch pool of 2048, a device heap of 8 MiB) and tessellate_scaled can still raise both.
+// Each check starts with the default limits, as in a process of its own (a pending launch pool of
+// 2048, a device heap of 8 MiB), and tessellate_scaled can still raise both: where a check
+// sharing a process changed them for good, the harness ends that process (device_limits.h).
 #include "harness.h"
 #include "launch_pool_stress.h"
 
