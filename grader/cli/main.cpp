@@ -24,8 +24,8 @@ int main(int argc, char** argv) {
                   "run each test suite again under compute-sanitizer (memcheck with leak checking; "
                   "needs a GPU; findings are feedback worth no points)");
     sub->add_flag("--process-per-check", grade_args.process_per_check,
-                  "run every check in a process of its own from the start (slower; the same outcomes: by "
-                  "default a suite's checks share a process, and those that do not pass there run alone)");
+                  "run every check in a process of its own from the start (slower; by default a suite's "
+                  "checks share a process, and those that do not pass there run again alone)");
   };
 
   auto* list = app.add_subcommand("list", "chapters and exercises, their status, and what to do next");

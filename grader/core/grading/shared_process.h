@@ -7,8 +7,9 @@
 /// (CDPLAB_SHARED_PROCESS=1). The harness ends such a process after the first check that does
 /// not pass, or that leaves device limits it cannot put back (harness/device_limits.h). Every
 /// check that did not pass there then runs again alone, one process per check, and that run
-/// decides its outcome. So the shared process can only save time: a check passes in it only where
-/// it started as it would alone.
+/// decides its outcome. A check that passes in a shared process started with the device limits it
+/// would have had alone; what the code under test keeps in the process itself (static variables,
+/// kernel attributes) does carry over, as in any program that calls it twice.
 #pragma once
 
 #include "grading/grade.h"
