@@ -35,7 +35,11 @@ std::optional<DeviceLimits> read_device_limits() {
   return limits;
 }
 
-bool restore_device_limits(const DeviceLimits& wanted) {
+bool restore_device_state(const DeviceLimits& wanted) {
+  if (cudaPeekAtLastError() != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
   auto now = read_device_limits();
   if (!now) return false;
   DeviceLimits target = wanted;
@@ -44,7 +48,13 @@ bool restore_device_limits(const DeviceLimits& wanted) {
     if (*field(*now, limit) != value && cudaDeviceSetLimit(limit, value) != cudaSuccess) (void)cudaGetLastError();
   }
   now = read_device_limits();
-  return now && *now == wanted;
+  if (!now || !(*now == wanted)) return false;
+  // A kernel that used malloc, free or device-side cudaMalloc fixes the heap's size: resizing it
+  // then fails, as it would not in a fresh process.
+  const bool resizable = cudaDeviceSetLimit(cudaLimitMallocHeapSize, wanted.heap_bytes + (1u << 20)) == cudaSuccess &&
+                         cudaDeviceSetLimit(cudaLimitMallocHeapSize, wanted.heap_bytes) == cudaSuccess;
+  (void)cudaGetLastError();
+  return resizable;
 }
 
 }  // namespace cdplab::harness

@@ -3,10 +3,12 @@
 ///
 /// The grader may run a suite's checks one after another in one process (CDPLAB_SHARED_PROCESS=1)
 /// instead of one process per check: CUDA's start-up in every process is most of a short check's
-/// time. A check must still see what it would see alone, and these limits outlive the check that
-/// set them: a device heap raised by one check would let the next pass without raising it. The
-/// harness puts them back after each check, and ends the process where it cannot (the heap is
-/// fixed once a kernel has used it); the grader runs what is left one process per check.
+/// time. A check must still find the device as it would alone, and these limits outlive the check
+/// that set them: a device heap raised by one check would let the next pass without raising it,
+/// and once a kernel has used the device heap its size is fixed for the process, so the next check
+/// could not raise it. The harness puts the limits back after each check and ends the process
+/// where it cannot, or where the heap is fixed or a CUDA error is pending; the grader runs what is
+/// left one process per check.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +27,9 @@ struct DeviceLimits {
 /// The current limits; nothing when the GPU does not answer.
 std::optional<DeviceLimits> read_device_limits();
 
-/// Sets every limit that differs from `wanted` back to it; true when they all match afterwards.
-/// Leaves no CUDA error behind.
-bool restore_device_limits(const DeviceLimits& wanted);
+/// Sets every limit that differs from `wanted` back to it. True when they all match afterwards,
+/// the device heap can still be resized, and no CUDA error was pending. Leaves no CUDA error
+/// behind.
+bool restore_device_state(const DeviceLimits& wanted);
 
 }  // namespace cdplab::harness

@@ -88,12 +88,13 @@ json base_record(const char* event, const std::string& check) {
 
 /// In a process that several checks share, the next check must start as it would alone. Ends the
 /// process after a check that did not pass (a failure may leave the GPU unusable, and the grader
-/// runs that check again alone anyway) or one whose changes to the device limits cannot be undone.
+/// runs that check again alone anyway) or one that left the device unlike a fresh process's
+/// (device_limits.h).
 /// The grader runs the checks this process did not reach one process per check.
 void leave_shared_process_unless_clean(bool passed) {
   State& s = state();
   // Without a GPU there is no device state to spoil.
-  if (passed && (s.start_limits ? restore_device_limits(*s.start_limits) : s.device.empty())) return;
+  if (passed && (s.start_limits ? restore_device_state(*s.start_limits) : s.device.empty())) return;
   if (s.fd >= 0) ::close(s.fd);
   std::fflush(stdout);
   std::fprintf(stderr, "cdplab: the checks left of this suite run one process each\n");
@@ -229,7 +230,6 @@ class ResultsListener : public doctest::IReporter {
   void test_case_reenter(const doctest::TestCaseData&) override {}
 
   void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
-    watchdog().disarm();
     const auto* options = doctest::getContextOptions();
     const std::string name = options && options->currentTest ? options->currentTest->m_name : "";
     const bool passed = stats.testCaseSuccess && stats.numAssertsFailedCurrentTest == 0 && failures_.empty();
@@ -240,6 +240,7 @@ class ResultsListener : public doctest::IReporter {
       state().crash_line_length = 0;
       ++state().skipped;
       if (state().shared) leave_shared_process_unless_clean(true);
+      watchdog().disarm();  // after the device is put back: that may wait on a kernel left running
       return;
     }
     json record = base_record("end", name);
@@ -251,6 +252,7 @@ class ResultsListener : public doctest::IReporter {
     state().crash_line_length = 0;
     ++state().ran;
     if (state().shared) leave_shared_process_unless_clean(passed);
+    watchdog().disarm();
   }
 
   void test_case_exception(const doctest::TestCaseException& e) override {

@@ -14,8 +14,8 @@
 /// that value}.
 /// A watchdog ends a check that runs longer than CDPLAB_CHECK_SECONDS (default: the build's
 /// CDPLAB_CHECK_TIMEOUT). With CDPLAB_SHARED_PROCESS=1 the checks selected share the process until
-/// one does not pass or leaves device limits it cannot restore (device_limits.h); the process then
-/// ends, and the grader runs the rest one process each.
+/// one does not pass or leaves the device unlike a fresh process's (device_limits.h); the process
+/// then ends, and the grader runs the rest one process each.
 #pragma once
 
 #include <cstdint>

@@ -88,6 +88,8 @@ TEST_CASE("a shared suite process settles the checks that passed or were skipped
   failed_then_passed.status = "failed";
   CheckEvent passed_later = failed_then_passed;
   passed_later.status = "passed";
+  CheckEvent passed_then_crashed = event("end", "passes, then crashes");
+  passed_then_crashed.status = "passed";
   const std::vector<CheckEvent> events = {
       event("start", "passes"), passed,
       event("start", "fails"), failed,
@@ -95,6 +97,7 @@ TEST_CASE("a shared suite process settles the checks that passed or were skipped
       event("skipped", "skips"),
       event("start", "hangs"), event("stopped", "hangs"),
       event("start", "crashes silently"),
+      passed_then_crashed, event("start", "passes, then crashes"),
   };
   CHECK(settled_checks(events) == std::set<std::string>{"passes", "fails, then passes", "skips"});
   CHECK(settled_checks({}).empty());

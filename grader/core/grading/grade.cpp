@@ -184,8 +184,12 @@ std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vec
     const CheckEvent* last = nullptr;  // the final word on this check: end, skipped or stopped
     for (const auto& e : events) {
       if (e.check != check.name) continue;
-      if (e.event == "start") start = &e;
-      else last = &e;
+      if (e.event == "start") {  // a later run of the check (alone, after a shared process) decides it
+        start = &e;
+        last = nullptr;
+      } else {
+        last = &e;
+      }
     }
     if (last != nullptr && last->event == "end") {
       item.seconds = last->seconds;
@@ -408,49 +412,42 @@ void run_sanitizer(const std::vector<Pending*>& runs, const std::string& token, 
   }
 }
 
-/// A suite process that runs several checks (shared_process.h).
-struct SharedRun {
-  Pending* pending = nullptr;
-  std::vector<std::string> checks;
-  std::string working_directory;
-};
-
-/// Runs each suite's checks in one process where they may share it: those that may run beside
-/// other checks, one process per suite and several suites at a time; then the suites whose every
-/// check needs the GPU to itself, one process per suite and one suite at a time. A check that
-/// needs the GPU alone in a suite that has other checks (a speed check) is left to CTest. Returns
-/// the names of the CTest tests still to run: every test of these suites whose check did not pass
-/// or skip in a shared process.
+/// Runs each suite's checks that may run beside other checks in one process per suite, several
+/// suites at a time (shared_process.h). Checks that need the GPU to themselves (RUN_SERIAL: speed
+/// checks, suites that time the GPU) are left to CTest: a warm process would change their timings.
+/// Returns the names of the CTest tests still to run: every test of these suites whose check did
+/// not pass or skip in a shared process.
 std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
                                               const std::map<std::string, std::string>& env,
                                               const GradeOptions& options) {
-  std::vector<SharedRun> side_by_side, alone;
-  for (auto* p : runs) {
+  struct SharedRun {
+    const Pending* pending;
+    std::vector<std::string> checks;
+    std::string working_directory;
+  };
+  std::vector<SharedRun> shared;
+  for (const auto* p : runs) {
     const std::string prefix = p->exercise->chapter + "/" + p->exercise->stem + "/";
-    SharedRun beside{p, {}, ""}, serial{p, {}, ""};
+    SharedRun run{p, {}, ""};
     for (const auto& test : tests) {
-      if (test.name.rfind(prefix, 0) != 0) continue;
-      SharedRun& run = test.run_serial ? serial : beside;
+      if (test.run_serial || test.name.rfind(prefix, 0) != 0) continue;
       run.checks.push_back(test.name.substr(prefix.size()));
       run.working_directory = test.working_directory;
     }
-    if (!beside.checks.empty()) side_by_side.push_back(beside);
-    else if (!serial.checks.empty()) alone.push_back(serial);
+    if (run.checks.size() > 1) shared.push_back(run);
   }
-  auto run_one = [&](const SharedRun& run) {
+  parallel_for(shared.size(), options.check_jobs, [&](std::size_t i) {
     process::Options o;
     o.env = env;
     o.env["CDPLAB_SHARED_PROCESS"] = "1";
-    o.working_directory = run.working_directory;
+    o.working_directory = shared[i].working_directory;
     // The suite's watchdog ends a check at its limit; this one backs it up.
-    o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(run.checks.size()) + 30;
-    process::run({run.pending->suite_executable, "--test-case=" + test_case_filter(run.checks)}, o);
-  };
-  parallel_for(side_by_side.size(), options.check_jobs, [&](std::size_t i) { run_one(side_by_side[i]); });
-  for (const auto& run : alone) run_one(run);
+    o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(shared[i].checks.size()) + 30;
+    process::run({shared[i].pending->suite_executable, "--test-case=" + test_case_filter(shared[i].checks)}, o);
+  });
 
   std::vector<std::string> left;
-  for (auto* p : runs) {
+  for (const auto* p : runs) {
     const std::string prefix = p->exercise->chapter + "/" + p->exercise->stem + "/";
     const auto settled = settled_checks(token_events(*p, env.at("CDPLAB_RESULTS_TOKEN")));
     for (const auto& test : tests)
@@ -478,10 +475,11 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   const std::string token = std::to_string(fresh_seed());
   const std::string results = (tree.dir() / "cdplab-results" / "{suite}.jsonl").string();
   const auto env = check_environment(options, results, token);
+  // Without the list of tests (one process per check asked for, or CTest could not list them),
+  // CTest runs every test of the labels; with it, only those the shared processes left.
   const auto tests = options.shared_processes ? tree.list_tests(labels) : std::vector<TestInfo>{};
-  std::vector<std::string> left;  // empty: every test of the labels
-  if (!tests.empty()) left = run_shared_processes(runs, tests, env, options);
-  std::string run_output;
+  const auto left = tests.empty() ? std::vector<std::string>{} : run_shared_processes(runs, tests, env, options);
+  std::string run_output = "every check of the suite ran in a shared process, and CTest has no other test of it";
   if (tests.empty() || !left.empty()) {
     const auto ran = tree.test(labels, env, checks_limit(runs, options), options.check_jobs, left);
     run_output = ran.output;

@@ -20,11 +20,9 @@ std::string test_case_filter(const std::vector<std::string>& checks) {
 }
 
 std::set<std::string> settled_checks(const std::vector<CheckEvent>& events) {
-  std::map<std::string, bool> last;  // check -> its last final record settles it
-  for (const auto& e : events) {
-    if (e.event == "start") continue;
+  std::map<std::string, bool> last;  // check -> whether its last run settled it
+  for (const auto& e : events)
     last[e.check] = (e.event == "end" && e.status == "passed") || e.event == "skipped";
-  }
   std::set<std::string> settled;
   for (const auto& [check, done] : last)
     if (done) settled.insert(check);

@@ -3,7 +3,8 @@
 //
 // Each check starts with the default limits, as in a process of its own (a pending launch pool of
 // 2048, a device heap of 8 MiB), and tessellate_scaled can still raise both: where a check
-// sharing a process changed them for good, the harness ends that process (device_limits.h).
+// sharing a process left them otherwise, or fixed the heap, the harness ends that process
+// (device_limits.h).
 #include "harness.h"
 #include "launch_pool_stress.h"
 
