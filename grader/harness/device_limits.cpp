@@ -8,7 +8,9 @@ namespace {
 constexpr cudaLimit kLimits[] = {cudaLimitMallocHeapSize, cudaLimitDevRuntimePendingLaunchCount, cudaLimitStackSize,
                                  cudaLimitPrintfFifoSize};
 
-std::size_t* field(DeviceLimits& limits, cudaLimit limit) {
+// DeviceLimits's member for `limit` (const or not, as `limits` is).
+template <class Limits>
+auto* field(Limits& limits, cudaLimit limit) {
   switch (limit) {
     case cudaLimitMallocHeapSize: return &limits.heap_bytes;
     case cudaLimitDevRuntimePendingLaunchCount: return &limits.pending_launches;
@@ -42,9 +44,8 @@ bool restore_device_state(const DeviceLimits& wanted) {
   }
   auto now = read_device_limits();
   if (!now) return false;
-  DeviceLimits target = wanted;
   for (const cudaLimit limit : kLimits) {
-    const std::size_t value = *field(target, limit);
+    const std::size_t value = *field(wanted, limit);
     if (*field(*now, limit) != value && cudaDeviceSetLimit(limit, value) != cudaSuccess) (void)cudaGetLastError();
   }
   now = read_device_limits();

@@ -412,6 +412,9 @@ void run_sanitizer(const std::vector<Pending*>& runs, const std::string& token, 
   }
 }
 
+/// The suite's name, which is also its CTest label and the prefix of its tests' names.
+std::string suite_label(const manifest::Exercise& exercise) { return exercise.chapter + "/" + exercise.stem; }
+
 /// Runs each suite's checks that may run beside other checks in one process per suite, several
 /// suites at a time (shared_process.h). Checks that need the GPU to themselves (RUN_SERIAL: speed
 /// checks, suites that time the GPU) are left to CTest: a warm process would change their timings.
@@ -427,7 +430,7 @@ std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs,
   };
   std::vector<SharedRun> shared;
   for (const auto* p : runs) {
-    const std::string prefix = p->exercise->chapter + "/" + p->exercise->stem + "/";
+    const std::string prefix = suite_label(*p->exercise) + "/";
     SharedRun run{p, {}, ""};
     for (const auto& test : tests) {
       if (test.run_serial || test.name.rfind(prefix, 0) != 0) continue;
@@ -448,8 +451,8 @@ std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs,
 
   std::vector<std::string> left;
   for (const auto* p : runs) {
-    const std::string prefix = p->exercise->chapter + "/" + p->exercise->stem + "/";
-    const auto settled = settled_checks(token_events(*p, env.at("CDPLAB_RESULTS_TOKEN")));
+    const std::string prefix = suite_label(*p->exercise) + "/";
+    const auto settled = settled_checks(*p->exercise, token_events(*p, env.at("CDPLAB_RESULTS_TOKEN")));
     for (const auto& test : tests)
       if (test.name.rfind(prefix, 0) == 0 && settled.count(test.name.substr(prefix.size())) == 0)
         left.push_back(test.name);
@@ -468,7 +471,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   for (auto& p : pendings) {
     if (p.suite_executable.empty()) continue;
     runs.push_back(&p);
-    labels.push_back(p.exercise->chapter + "/" + p.exercise->stem);
+    labels.push_back(suite_label(*p.exercise));
     if (options.progress) options.progress(*p.exercise, "checks");
   }
   if (runs.empty()) return;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <thread>
 
 namespace cdplab::grading {
@@ -19,13 +18,10 @@ std::string test_case_filter(const std::vector<std::string>& checks) {
   return filter;
 }
 
-std::set<std::string> settled_checks(const std::vector<CheckEvent>& events) {
-  std::map<std::string, bool> last;  // check -> whether its last run settled it
-  for (const auto& e : events)
-    last[e.check] = (e.event == "end" && e.status == "passed") || e.event == "skipped";
+std::set<std::string> settled_checks(const manifest::Exercise& exercise, const std::vector<CheckEvent>& events) {
   std::set<std::string> settled;
-  for (const auto& [check, done] : last)
-    if (done) settled.insert(check);
+  for (const auto& item : check_items(exercise, events, ""))
+    if (item.outcome == Outcome::passed || item.outcome == Outcome::skipped) settled.insert(item.name);
   return settled;
 }
 

@@ -26,8 +26,9 @@ namespace cdplab::grading {
 /// no wildcards, which a project test enforces).
 std::string test_case_filter(const std::vector<std::string>& checks);
 
-/// The checks whose last record in `events` is a pass or a skip: nothing left to run for them.
-std::set<std::string> settled_checks(const std::vector<CheckEvent>& events);
+/// The checks of `exercise` that `events` show passed or skipped, as check_items reads them (the
+/// last run of a check decides): nothing is left to run for them.
+std::set<std::string> settled_checks(const manifest::Exercise& exercise, const std::vector<CheckEvent>& events);
 
 /// Calls `work(i)` for every i below `count`, on up to `jobs` threads.
 void parallel_for(std::size_t count, int jobs, const std::function<void(std::size_t)>& work);
