@@ -52,7 +52,7 @@ function(cdplab_add_chapter chapter)
       # A submission may lack a file: the grader reports it; the build goes on without it.
       message(STATUS "cdp-lab: ${test_name}: ${exercise_source} not found; not built")
       set(all_present FALSE)
-      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "" "")
+      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "" "" "" "")
       continue()
     endif()
 
@@ -77,10 +77,16 @@ function(cdplab_add_chapter chapter)
     cdplab_kit_checks(${checks_target} SOURCES "${suite_source}"
                       LIBRARIES cdplab::harness ${oracle_target} ${support_target})
     cdplab_reference_suite(${chapter} ${stem} ${suite_source} ${suite_target} ${checks_target} "${support_target}"
-                           "${oracle_target}" reference)
-    cdplab_add_suite(${suite_target} NAME "${test_name}" REFERENCE "${reference}"
+                           "${oracle_target}" reference reference_target)
+    # Speed checks time the twin in the suite's own run (direct mode): only those suites name it.
+    file(STRINGS "${suite_source}" speed_lines REGEX "CDPLAB_SPEED_WORKLOAD\\(")
+    set(speed_reference "")
+    if(speed_lines)
+      set(speed_reference "${reference}")
+    endif()
+    cdplab_add_suite(${suite_target} NAME "${test_name}" REFERENCE "${speed_reference}"
                      LIBRARIES ${checks_target} ${exercise_target} ${oracle_target})
-    if(TARGET reference_${suite_target})
+    if(speed_lines AND TARGET reference_${suite_target})
       add_dependencies(${suite_target} reference_${suite_target})  # the twin is built whenever the suite is
     endif()
     # One CTest test per check ("01-fundamentals/child_grids/<check>"): a crash or a hang in
@@ -98,7 +104,7 @@ function(cdplab_add_chapter chapter)
       PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout})
     cdplab_index_add("${chapter}" "${stem}" "${suite_target}" "$<TARGET_FILE:${suite_target}>"
                      "${exercise_source}" "${ptx_target}" "$<TARGET_OBJECTS:${ptx_target}>"
-                     "$<TARGET_FILE:${exercise_target}>")
+                     "$<TARGET_FILE:${exercise_target}>" "${reference}" "${reference_target}")
   endforeach()
 
   set(driver_source "${PROJECT_SOURCE_DIR}/starter/drivers/${chapter}.cpp")
@@ -125,25 +131,28 @@ function(cdplab_add_chapter chapter)
   endif()
 endfunction()
 
-# cdplab_reference_suite: a suite with speed checks (it registers a CDPLAB_SPEED_WORKLOAD) times
-# the reference solution in the same run (grader/harness/speed.h). The reference cannot share the
-# suite's process, so the checks are linked a second time against solutions/: the twin, which the
-# speed checks run with --speed-workload. Sets `out` to the twin's path (a generator expression),
-# or to "" when there is none. A build of solutions/ is its own twin; a tree using a grading kit
-# takes the kit's; a copy without solutions/ (a student release) has none, and its speed checks
-# report themselves skipped.
-function(cdplab_reference_suite chapter stem suite_source suite_target checks_target support_target oracle_target out)
+# cdplab_reference_suite: the suite's checks linked a second time, against solutions/: the
+# "reference twin". It is the judge of `cdplab grade` (grader/harness/observe.h): it replays what
+# the student's process recorded of each check's GPU steps, with no student code in it, and
+# decides the checks. A suite with speed checks (it registers a CDPLAB_SPEED_WORKLOAD) also times
+# it in its own run (grader/harness/speed.h). Sets `out` to the twin's path (a generator
+# expression) and `target_out` to its target in this tree, or either to "" when there is none
+# (a twin from a grading kit has no target here: the kit's tree builds it). A build of solutions/
+# is its own twin; a tree using a grading kit takes the kit's; a copy without solutions/ (a
+# student release) has none, and its speed checks report themselves skipped. Only the twins of
+# suites with speed checks are part of ALL (a student's `cdplab check` needs no other); the
+# grading kit's target builds them all.
+function(cdplab_reference_suite chapter stem suite_source suite_target checks_target support_target oracle_target out
+         target_out)
   set(${out} "" PARENT_SCOPE)
-  file(STRINGS "${suite_source}" speed_lines REGEX "CDPLAB_SPEED_WORKLOAD\\(")
-  if(NOT speed_lines)
-    return()
-  endif()
+  set(${target_out} "" PARENT_SCOPE)
   set(reference_source "${PROJECT_SOURCE_DIR}/solutions/${chapter}/${stem}.cu")
   file(REAL_PATH "${CDPLAB_EXERCISE_DIR}" exercise_dir)
   file(REAL_PATH "${PROJECT_SOURCE_DIR}/solutions" solutions_dir)
   if(exercise_dir STREQUAL solutions_dir)
     cdplab_kit_record_reference(${suite_target} ${suite_target})
     set(${out} "$<TARGET_FILE:${suite_target}>" PARENT_SCOPE)
+    set(${target_out} "${suite_target}" PARENT_SCOPE)
     return()
   endif()
   cdplab_kit_value(REFERENCE ${suite_target} from_kit)
@@ -154,21 +163,31 @@ function(cdplab_reference_suite chapter stem suite_source suite_target checks_ta
   if(NOT EXISTS "${reference_source}")
     return()
   endif()
+  file(STRINGS "${suite_source}" speed_lines REGEX "CDPLAB_SPEED_WORKLOAD\\(")
+  set(exclude EXCLUDE_FROM_ALL)
+  if(speed_lines)
+    set(exclude "")
+  endif()
   string(REGEX REPLACE "[^A-Za-z0-9]" "_" chapter_id "${chapter}")
   set(reference_library "cdplab_reference_${chapter_id}_${stem}")
-  add_library(${reference_library} STATIC "${reference_source}")
+  add_library(${reference_library} STATIC ${exclude} "${reference_source}")
   set_target_properties(${reference_library} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
   target_link_libraries(${reference_library} PUBLIC cdplab::starter ${support_target})
   set(twin "reference_${suite_target}")
-  cdplab_add_suite(${twin} NAME "${chapter}/${stem}/reference"
+  # The suite's own name: a judge reads the observations the suite recorded under that name.
+  cdplab_add_suite(${twin} ${exclude} NAME "${chapter}/${stem}"
                    LIBRARIES ${checks_target} ${reference_library} ${oracle_target})
   cdplab_kit_record_reference(${suite_target} ${twin})
   set(${out} "$<TARGET_FILE:${twin}>" PARENT_SCOPE)
+  set(${target_out} "${twin}" PARENT_SCOPE)
 endfunction()
 
-function(cdplab_index_add chapter stem target executable source ptx_target ptx library)
+# One exercise of <build>/cdplab-index.json. "judge" is the suite's reference twin (the judge of
+# `cdplab grade`, grader/harness/observe.h), "judge_target" its target when this tree builds it
+# (empty when it comes from a grading kit, whose tree builds it); both empty when there is none.
+function(cdplab_index_add chapter stem target executable source ptx_target ptx library judge judge_target)
   set_property(GLOBAL APPEND PROPERTY CDPLAB_EXERCISE_INDEX
-    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx_target\": \"${ptx_target}\", \"ptx\": \"${ptx}\", \"library\": \"${library}\"}")
+    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx_target\": \"${ptx_target}\", \"ptx\": \"${ptx}\", \"library\": \"${library}\", \"judge\": \"${judge}\", \"judge_target\": \"${judge_target}\"}")
 endfunction()
 
 # Writes <build>/cdplab-index.json: what this build tree holds, for the cdplab command line.

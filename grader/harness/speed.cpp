@@ -4,6 +4,7 @@
 #include "suite_identity.h"
 
 #include "harness.h"
+#include "observe.h"
 #include "results_log.h"
 
 #include <doctest/doctest.h>
@@ -17,6 +18,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -66,10 +69,47 @@ struct TwinResult {
   std::string problem;  ///< empty when the twin ran every run
 };
 
+extern "C" char** environ;
+
+/// The environment of the reference's process: this one's, without the results file (the twin's
+/// lines are read here, never graded) and without the observation folders (it times in direct
+/// mode). A judge, which runs with the GPU hidden (CUDA_VISIBLE_DEVICES empty), gives the twin
+/// the devices CDPLAB_JUDGE_GPUS names, or all of them when it is not set.
+std::vector<std::string> reference_environment() {
+  const bool judging = observe_mode() == ObserveMode::judge;
+  const char* judge_gpus = std::getenv("CDPLAB_JUDGE_GPUS");
+  std::vector<std::string> env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const std::string name = text.substr(0, text.find('='));
+    if (name == "CDPLAB_RESULTS_FILE" || name == "CDPLAB_OBSERVATIONS_DIR" || name == "CDPLAB_JUDGE_DIR" ||
+        name == "CDPLAB_JUDGE_GPUS")
+      continue;
+    if (judging && name == "CUDA_VISIBLE_DEVICES") continue;
+    env.push_back(text);
+  }
+  if (judging && judge_gpus != nullptr) env.push_back(std::string("CUDA_VISIBLE_DEVICES=") + judge_gpus);
+  return env;
+}
+
+/// This process's executable: a judge is the reference build, and times itself.
+std::string own_executable() {
+  char path[PATH_MAX];
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (length <= 0) return "/proc/self/exe";
+  path[length] = '\0';
+  return path;
+}
+
 /// Runs the reference twin on workload `name` and reads its "speed-ms" lines. The child dies
 /// with this process (PR_SET_PDEATHSIG), so a check stopped by the watchdog leaves nothing behind.
 TwinResult run_reference_twin(const std::string& path, const std::string& name) {
   TwinResult result;
+  // Made before the fork: the child only calls what is safe between fork and exec.
+  const std::vector<std::string> env = reference_environment();
+  std::vector<char*> envp;
+  for (const std::string& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));
+  envp.push_back(nullptr);
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) {
     result.problem = std::string("cannot make a pipe: ") + std::strerror(errno);
@@ -90,10 +130,9 @@ TwinResult run_reference_twin(const std::string& path, const std::string& name) 
     dup2(pipe_fds[1], STDERR_FILENO);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    unsetenv("CDPLAB_RESULTS_FILE");  // the twin's lines are read here, never graded
     const char* argv[] = {path.c_str(), "--speed-workload", name.c_str(), "--runs", runs.c_str(),
                           "--warmups", warmups.c_str(), nullptr};
-    execv(path.c_str(), const_cast<char* const*>(argv));
+    execve(path.c_str(), const_cast<char* const*>(argv), envp.data());
     std::fprintf(stderr, "speed-error cannot run %s: %s\n", path.c_str(), std::strerror(errno));
     _exit(127);
   }
@@ -160,23 +199,11 @@ std::vector<double> time_workload(const std::string& name, int warmups, int runs
   return times;
 }
 
-void expect_speed(const char* name, double max_ratio) {
-  find_workload(name);  // a misspelt name is the suite's error, not the student's
-  if (skip_under_sanitizer("its tools slow kernels down many times, so timings mean nothing there")) return;
-  const std::string reference = reference_suite_path();
-  if (reference.empty()) {
-    ResultsLog::skip_running_check(
-        "a speed check compares this exercise with the reference solution, and this copy of the workbook has "
-        "no reference build (no solutions/ folder): the check runs when the course grades your work");
-    return;
-  }
-  // The reference first: nothing of the exercise under test has run on the GPU yet.
-  const TwinResult twin = run_reference_twin(reference, name);
-  if (!twin.problem.empty()) {
-    FAIL("the grader could not time the reference solution on \"" << std::string(name) << "\": " << twin.problem
-                                                                   << " (a problem of the grader, not of your code)");
-  }
-  const std::vector<double> mine = time_workload(name, kWarmups, kRuns);
+namespace {
+
+/// The verdict of a speed check: this build's times (`mine`) against the reference's.
+void compare_with_reference(const char* name, const std::vector<double>& mine, const TwinResult& twin,
+                            double max_ratio) {
   const double mine_ms = best(mine);
   const double reference_ms = best(twin.ms);
   const double ratio = reference_ms > 0.0 ? mine_ms / reference_ms : 0.0;
@@ -191,6 +218,52 @@ void expect_speed(const char* name, double max_ratio) {
                               " (at most " + limit_text + " passes)";
   ResultsLog::note(figures);
   CHECK_MESSAGE(ratio <= max_ratio, figures);
+}
+
+void fail_reference(const char* name, const TwinResult& twin) {
+  FAIL("the grader could not time the reference solution on \"" << std::string(name) << "\": " << twin.problem
+                                                                 << " (a problem of the grader, not of your code)");
+}
+
+}  // namespace
+
+void expect_speed(const char* name, double max_ratio) {
+  find_workload(name);  // a misspelt name is the suite's error, not the student's
+  if (skip_under_sanitizer("its tools slow kernels down many times, so timings mean nothing there")) return;
+  const ObserveMode mode = observe_mode();
+  if (mode != ObserveMode::direct) {
+    // Record: the student's process times its own code only, and records the times. Judge: the
+    // recorded times, then the reference timed by this process's own executable (a judge is the
+    // reference build) with the GPU, compared as in direct mode.
+    const std::vector<double> mine =
+        observed(std::string("speed ") + name, [&] { return time_workload(name, kWarmups, kRuns); });
+    if (mode == ObserveMode::record) {
+      ResultsLog::note(std::string("\"") + name + "\": your code " + ms_text(best(mine)) + " (best of " +
+                       std::to_string(mine.size()) +
+                       " runs), device time of the call; the grader times the reference solution and compares");
+      return;
+    }
+    const bool valid = !mine.empty() && std::all_of(mine.begin(), mine.end(), [](double ms) {
+      return std::isfinite(ms) && ms >= 0.0;
+    });
+    REQUIRE_MESSAGE(valid, "the run's record of this check does not match its steps: it holds no valid times for \""
+                               << std::string(name) << "\"");
+    const TwinResult twin = run_reference_twin(own_executable(), name);
+    if (!twin.problem.empty()) fail_reference(name, twin);
+    compare_with_reference(name, mine, twin, max_ratio);
+    return;
+  }
+  const std::string reference = reference_suite_path();
+  if (reference.empty()) {
+    ResultsLog::skip_running_check(
+        "a speed check compares this exercise with the reference solution, and this copy of the workbook has "
+        "no reference build (no solutions/ folder): the check runs when the course grades your work");
+    return;
+  }
+  // The reference first: nothing of the exercise under test has run on the GPU yet.
+  const TwinResult twin = run_reference_twin(reference, name);
+  if (!twin.problem.empty()) fail_reference(name, twin);
+  compare_with_reference(name, time_workload(name, kWarmups, kRuns), twin, max_ratio);
 }
 
 int run_speed_workload_mode(int argc, char** argv) {

@@ -15,6 +15,17 @@
 /// makes sure that what it timed is right, and judging a large output on the host takes far
 /// longer than the call it timed. Without a reference twin (a student release has no
 /// solutions/) the check is reported skipped, never passed.
+///
+/// That is direct mode (observe.h), what `cdplab check` runs. Under `cdplab grade` the two sides
+/// run in different processes. The student's process (record mode) times only its own code, with
+/// time_workload(), and records the times as the observed step "speed <name>"; it does not run the
+/// reference and decides nothing. The judge, which is the suite linked against the reference
+/// solutions, reads those times, runs its own executable with `--speed-workload NAME` to time the
+/// reference (that child gets the GPU back: CUDA_VISIBLE_DEVICES is set to CDPLAB_JUDGE_GPUS, or
+/// unset when that is absent, and it runs in direct mode), and compares the two as above, with the
+/// same messages and note. A known limit: the student's times are still taken in the student's
+/// process, which could report other times than it measured; what the judge guarantees is that
+/// the comparison and the verdict are the grader's, and that the reference is timed by the grader.
 #pragma once
 
 #include "cdplab/random.h"
@@ -37,7 +48,8 @@ struct SpeedWorkload {
 
 /// Times workload `name` on this build's exercise and on the reference solution's; the check
 /// passes when this build's best time is at most `max_ratio` times the reference's best. The
-/// message gives both and their ratio either way.
+/// message gives both and their ratio either way. In record mode it only times and records this
+/// build's side; in judge mode it times only the reference's (see above).
 void expect_speed(const char* name, double max_ratio);
 
 /// The times of `runs` timed runs of workload `name` in this process, after `warmups`

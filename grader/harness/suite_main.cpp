@@ -1,8 +1,10 @@
 // main() of every exercise suite: GPU detection, the results log, the watchdog, and the
 // speed-workload mode a reference twin runs in (speed.h). Compiled once, into the harness
-// library; each suite brings its identity (suite_identity.h).
+// library; each suite brings its identity (suite_identity.h). A judge (observe.h) touches no GPU:
+// it does not look for one and runs every check selected, on what the runner recorded.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "harness.h"
+#include "observe.h"
 #include "results_log.h"
 #include "speed.h"
 #include "suite_identity.h"
@@ -72,9 +74,10 @@ int main(int argc, char** argv) {
   context.applyCommandLine(argc, argv);
 
   const bool listing = context.shouldExit();  // --help, --version and the like
-  const cdplab::GpuInfo gpu = listing ? cdplab::GpuInfo{} : cdplab::query_gpu();
+  const bool judging = observe_mode() == ObserveMode::judge;
+  const cdplab::GpuInfo gpu = listing || judging ? cdplab::GpuInfo{} : cdplab::query_gpu();
   std::string skip_reason;
-  if (!listing && !gpu.available) {
+  if (!listing && !judging && !gpu.available) {
     skip_reason = "no usable CUDA GPU (" + gpu.problem + "); GPU checks were skipped, not passed";
     context.addFilter("test-suite-exclude", "gpu");
   }
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
   ResultsLog::close();
   if (context.shouldExit()) return status;
   if (status != 0) return status;
+  if (ResultsLog::judge_failures() > 0) return 1;
   // CTest treats 77 as "skipped" (SKIP_RETURN_CODE): nothing failed, but GPU checks did not run.
   return ResultsLog::skipped_count() > 0 && ResultsLog::ran_count() == 0 ? 77 : 0;
 }

@@ -16,6 +16,7 @@
 #include "cdplab/random.h"
 
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -31,6 +32,7 @@ using cdplab::bezier::LineVertices;
 using cdplab::bezier::Point;
 using cdplab::bezier::Tessellation;
 using cdplab::bezier::VertexBuffer;
+using cdplab::harness::observed;
 using cdplab::oracle::Verdict;
 
 /// Lines of the largest checks and of the speed check.
@@ -45,36 +47,59 @@ const oracle::EmptyAdvice kEmpty{
 /// The parent blocks of `n` lines: one child grid each, since every line has vertices.
 unsigned blocks_for(int n) { return static_cast<unsigned>((n + kLinesPerAggregate - 1) / kLinesPerAggregate); }
 
-/// Lines in global memory, the records and the vertex buffer tessellate_aggregated fills in,
-/// and the counter its child grids add themselves to.
-struct Workload {
-  std::vector<Line> host;
-  Tessellation t;
-  int n;
+/// The GPU memory of a workload: the lines, the records and the vertex buffer
+/// tessellate_aggregated fills in, and the counter its child grids add themselves to.
+struct DeviceWork {
   DeviceArray<Line> lines;
   DeviceArray<LineVertices> out;
   DeviceArray<Point> points;
   DeviceArray<unsigned long long> claimed;
   DeviceArray<unsigned> child_grids;
 
-  Workload(std::vector<Line> input, const Tessellation& tessellation)
-      : host(std::move(input)),
-        t(tessellation),
-        n(static_cast<int>(host.size())),
-        lines(host),
+  DeviceWork(const std::vector<Line>& host, const Tessellation& t)
+      : lines(host),
         out(host.size()),
         points(host.size() * static_cast<std::size_t>(t.max_vertices)),  // every line's worst case
         claimed(1),
         child_grids(1) {}
 
   VertexBuffer buffer() const { return VertexBuffer{points.data(), points.size(), claimed.data()}; }
+};
+
+/// What a run left in GPU memory, read back: the records, the buffer's counter and its first
+/// `used` points (at most its capacity), and the buffer's device address (compared with the
+/// records' pointers as a number, never dereferenced).
+struct Stored {
+  std::vector<LineVertices> records;
+  unsigned long long used;
+  std::vector<Point> points;
+  const Point* base;
+};
+
+/// Lines in global memory, the records and the vertex buffer tessellate_aggregated fills in,
+/// and the counter its child grids add themselves to.
+struct Workload {
+  std::vector<Line> host;
+  Tessellation t;
+  int n;
+  std::size_t capacity;               // points in the buffer: every line's worst case
+  std::unique_ptr<DeviceWork> device;  // made in an observed step: none in a judge
+
+  Workload(std::vector<Line> input, const Tessellation& tessellation)
+      : host(std::move(input)),
+        t(tessellation),
+        n(static_cast<int>(host.size())),
+        capacity(host.size() * static_cast<std::size_t>(t.max_vertices)),
+        device(cdplab::harness::observed_make<DeviceWork>("allocate the workload", host, t)) {}
 
   /// Runs tessellate_aggregated; `count_grids` lets the child grids count themselves.
   void run(bool count_grids = true) {
     const std::string call = "tessellate_aggregated(" + std::to_string(n) + " lines): ";
     try {
-      cdplab::bezier::tessellate_aggregated(lines.data(), out.data(), n, buffer(), t,
-                                            count_grids ? child_grids.data() : nullptr);
+      observed("tessellate_aggregated", [&] {
+        cdplab::bezier::tessellate_aggregated(device->lines.data(), device->out.data(), n, device->buffer(), t,
+                                              count_grids ? device->child_grids.data() : nullptr);
+      });
     } catch (const cdplab::DeviceLaunchError& error) {
       std::string message = call + error.what();
       if (error.code() == cudaErrorLaunchPendingCountExceeded) {
@@ -88,28 +113,44 @@ struct Workload {
     }
   }
 
+  /// Reads back the records, the buffer's counter and the points it claims.
+  Stored read_back() const {
+    return observed("read back the buffer", [&] {
+      Stored stored{device->out.download(), device->claimed.download().front(), {}, device->points.data()};
+      const std::size_t readable = stored.used < capacity ? static_cast<std::size_t>(stored.used) : capacity;
+      stored.points.resize(readable);
+      if (readable > 0) {
+        CDPLAB_CHECK(cudaMemcpy(stored.points.data(), device->points.data(), readable * sizeof(Point),
+                                cudaMemcpyDeviceToHost));
+      }
+      return stored;
+    });
+  }
+
   /// Reads every line back from the buffer and judges the lines, then the buffer's use.
   Verdict judge() const {
-    const std::vector<LineVertices> records = out.download();
-    const unsigned long long used = claimed.download().front();
-    const std::size_t readable = used < points.size() ? static_cast<std::size_t>(used) : points.size();
-    std::vector<Point> stored(readable);
-    if (readable > 0) {
-      CDPLAB_CHECK(cudaMemcpy(stored.data(), points.data(), readable * sizeof(Point), cudaMemcpyDeviceToHost));
-    }
+    const Stored stored = read_back();
     const std::string call = "tessellate_aggregated(" + std::to_string(n) + " lines): ";
-    Verdict verdict = oracle::judge_lines(host, t, oracle::found_in_buffer(records, points.data(), stored), kEmpty);
+    Verdict verdict =
+        oracle::judge_lines(host, t, oracle::found_in_buffer(stored.records, stored.base, stored.points), kEmpty);
     if (!verdict.ok) {
       verdict.message = call + verdict.message;
       return verdict;
     }
-    verdict = oracle::judge_buffer_use(records, points.data(), points.size(), used);
+    verdict = oracle::judge_buffer_use(stored.records, stored.base, capacity, stored.used);
     if (!verdict.ok) verdict.message = call + verdict.message;
     return verdict;
   }
 
+  /// The buffer's counter: how many points were handed out.
+  unsigned long long claimed() const {
+    return observed("claimed", [&] { return device->claimed.download().front(); });
+  }
+
   /// The child grids that ran (counted by the given aggregated_child).
-  unsigned child_grids_ran() const { return child_grids.download().front(); }
+  unsigned child_grids_ran() const {
+    return observed("child_grids", [&] { return device->child_grids.download().front(); });
+  }
 };
 
 /// Tessellates and judges `lines`; with `expect_grids`, also the number of child grids.
@@ -169,9 +210,11 @@ GPU_CHECK("no lines and one line") {
   {
     Workload none({}, Tessellation{});
     none.run();
-    CHECK_MESSAGE(none.claimed.download().front() == 0, "no lines, yet the buffer's counter is not 0");
-    CHECK_MESSAGE(none.child_grids_ran() == 0, "no lines, yet " << none.child_grids_ran() << " child grid(s) ran");
-    const auto run = cdplab::bezier::tessellate_aggregated(std::vector<Line>{});
+    CHECK_MESSAGE(none.claimed() == 0, "no lines, yet the buffer's counter is not 0");
+    const unsigned ran = none.child_grids_ran();
+    CHECK_MESSAGE(ran == 0, "no lines, yet " << ran << " child grid(s) ran");
+    const auto run = observed("tessellate_aggregated(lines)",
+                              [] { return cdplab::bezier::tessellate_aggregated(std::vector<Line>{}); });
     CHECK_MESSAGE(run.lines.empty(), "the host-side call with no lines returned " << run.lines.size() << " lines");
     CHECK_MESSAGE(run.child_grids == 0, "the host-side call with no lines ran " << run.child_grids << " child grid(s)");
   }
@@ -179,7 +222,7 @@ GPU_CHECK("no lines and one line") {
   expect_tessellation(oracle::lines_with_curvatures(rng, 1, 1.0, 2.0), Tessellation{});
   // The host-side call, which reads the vertices back itself.
   const auto lines = oracle::lines_with_curvatures(rng, 1, 0.5, 1.0);
-  const auto run = cdplab::bezier::tessellate_aggregated(lines);
+  const auto run = observed("tessellate_aggregated(lines)", [&] { return cdplab::bezier::tessellate_aggregated(lines); });
   const Verdict verdict = oracle::judge_lines(lines, Tessellation{}, oracle::found_from_vectors(run.lines), kEmpty);
   CHECK_MESSAGE(verdict.ok, "the host-side tessellate_aggregated(1 line): " << verdict.message);
   CHECK_MESSAGE(run.child_grids == 1, "one line, and " << run.child_grids << " child grid(s) ran; expected 1");

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ using cdplab::bezier::Line;
 using cdplab::bezier::LineVertices;
 using cdplab::bezier::Point;
 using cdplab::bezier::Tessellation;
+using cdplab::harness::observed;
 
 /// More lines than the default pending launch pool (2048) holds children.
 constexpr int kLines = 10000;
@@ -45,10 +47,16 @@ const char* stream_name(ChildStream stream) {
   return stream == ChildStream::named ? "named streams" : "cudaStreamFireAndForget";
 }
 
-/// Why lines of this exercise may stay empty, with the limits the device has now.
-std::string limits_advice(int n, const Tessellation& t) {
-  const std::size_t pool = support::pending_launch_limit();
-  const std::size_t heap = support::heap_limit();
+/// The device limits after a run: cudaLimitDevRuntimePendingLaunchCount and cudaLimitMallocHeapSize.
+struct Limits {
+  std::size_t pool;
+  std::size_t heap;
+};
+
+/// Why lines of this exercise may stay empty, with the limits the device had after the run.
+std::string limits_advice(int n, const Tessellation& t, const Limits& limits) {
+  const std::size_t pool = limits.pool;
+  const std::size_t heap = limits.heap;
   const std::size_t worst = static_cast<std::size_t>(n) * static_cast<std::size_t>(t.max_vertices) * sizeof(Point);
   std::string advice;
   if (pool < static_cast<std::size_t>(n)) {
@@ -79,22 +87,45 @@ std::string limits_advice(int n, const Tessellation& t) {
   return advice;
 }
 
+/// The lines and the records tessellate_scaled fills in, in global memory.
+struct DeviceLines {
+  DeviceArray<Line> lines;
+  DeviceArray<LineVertices> out;
+  explicit DeviceLines(const std::vector<Line>& host) : lines(host), out(host.size()) {}
+};
+
+/// What a run left: the records, the vertices they point to, and the device limits.
+struct Tessellated {
+  std::vector<LineVertices> records;
+  std::vector<std::vector<Point>> gathered;
+  Limits limits;
+};
+
 /// Lines in global memory and the records tessellate_scaled fills in.
 struct Workload {
   std::vector<Line> host;
-  DeviceArray<Line> lines;
-  DeviceArray<LineVertices> out;
   int n;
+  std::unique_ptr<DeviceLines> device;  // made in an observed step: none in a judge
 
   explicit Workload(std::vector<Line> input)
-      : host(std::move(input)), lines(host), out(host.size()), n(static_cast<int>(host.size())) {}
+      : host(std::move(input)),
+        n(static_cast<int>(host.size())),
+        device(cdplab::harness::observed_make<DeviceLines>("upload the lines", host)) {}
 
-  /// Reads every line back from the device heap and judges it.
-  cdplab::oracle::Verdict judge(const Tessellation& t) {
-    const auto records = out.download();
-    const auto gathered = support::gather_vertices(out.data(), n, t.max_vertices);
-    const oracle::EmptyAdvice empty{"its child never ran or its cudaMalloc failed", limits_advice(n, t)};
-    return oracle::judge_lines(host, t, oracle::found_from_records(records, gathered), empty);
+  /// Reads every line back from the device heap, with the limits the device has now.
+  Tessellated read_back(const Tessellation& t) const {
+    return observed("read back the lines", [&] {
+      auto records = device->out.download();
+      auto gathered = support::gather_vertices(device->out.data(), n, t.max_vertices);
+      return Tessellated{std::move(records), std::move(gathered),
+                         Limits{support::pending_launch_limit(), support::heap_limit()}};
+    });
+  }
+
+  /// Judges every line read back.
+  cdplab::oracle::Verdict judge(const Tessellation& t, const Tessellated& found) const {
+    const oracle::EmptyAdvice empty{"its child never ran or its cudaMalloc failed", limits_advice(n, t, found.limits)};
+    return oracle::judge_lines(host, t, oracle::found_from_records(found.records, found.gathered), empty);
   }
 
   /// Runs tessellate_scaled and judges the lines. A failed device-side launch is reported with
@@ -110,15 +141,18 @@ struct Workload {
         "with cudaErrorLaunchPendingCountExceeded. Raise cudaLimitDevRuntimePendingLaunchCount from the host "
         "before the parent launch (at least one pending launch per line)");
     try {
-      cdplab::bezier::tessellate_scaled(lines.data(), out.data(), n, stream, t);
+      observed("tessellate_scaled", [&] {
+        cdplab::bezier::tessellate_scaled(device->lines.data(), device->out.data(), n, stream, t);
+      });
     } catch (const cdplab::DeviceLaunchError& error) {
       std::string message = call + error.what();
-      if (error.code() == cudaErrorLaunchPendingCountExceeded) message += ". " + limits_advice(n, t);
-      const auto lines_verdict = judge(t);  // the launch failed; the memory is intact
+      const Tessellated found = read_back(t);  // the launch failed; the memory is intact
+      if (error.code() == cudaErrorLaunchPendingCountExceeded) message += ". " + limits_advice(n, t, found.limits);
+      const auto lines_verdict = judge(t, found);
       if (!lines_verdict.ok) message += " What became of the lines: " + lines_verdict.message;
       return cdplab::oracle::fail(message);
     }
-    auto verdict = judge(t);
+    auto verdict = judge(t, read_back(t));
     if (!verdict.ok) verdict.message = call + verdict.message;
     return verdict;
   }
@@ -128,7 +162,8 @@ void expect_scaled(std::vector<Line> lines, ChildStream stream, const Tessellati
   Workload work(std::move(lines));
   const auto verdict = work.tessellate_and_judge(stream, t);
   CHECK_MESSAGE(verdict.ok, verdict.message);
-  cdplab::harness::release_after_check([&] { cdplab::bezier::free_scaled_vertices(work.out.data(), work.n); });
+  cdplab::harness::release_after_check(
+      [&] { cdplab::bezier::free_scaled_vertices(work.device->out.data(), work.n); });
 }
 
 }  // namespace
@@ -174,11 +209,12 @@ GPU_CHECK("scaled buffers are freed") {
   const std::size_t per_round = work.host.size() * static_cast<std::size_t>(t.max_vertices) * sizeof(Point);
   constexpr std::size_t kMaxRounds = 64;
 
+  const auto heap_limit = [] { return observed("heap_limit", [] { return support::heap_limit(); }); };
   std::size_t rounds = 1;  // known after the first round has raised the heap
   for (std::size_t round = 1; round <= rounds; ++round) {
     const ChildStream stream = round % 2 == 1 ? ChildStream::named : ChildStream::fire_and_forget;
     std::string where = "round " + std::to_string(round);
-    if (round > 1) where += " of " + std::to_string(rounds) + " (heap " + mib(support::heap_limit()) + ", each round allocates " + mib(per_round) + ")";
+    if (round > 1) where += " of " + std::to_string(rounds) + " (heap " + mib(heap_limit()) + ", each round allocates " + mib(per_round) + ")";
     cdplab::oracle::Verdict verdict;
     try {
       verdict = work.tessellate_and_judge(stream, t);
@@ -197,13 +233,16 @@ GPU_CHECK("scaled buffers are freed") {
                                             "must cudaFree every line's buffer"
                                           : ""));
     }
-    cdplab::bezier::free_scaled_vertices(work.out.data(), work.n);
-    const auto freed = oracle::judge_freed(work.out.download(), "free_scaled_vertices");
+    const auto records = observed("free_scaled_vertices", [&] {
+      cdplab::bezier::free_scaled_vertices(work.device->out.data(), work.n);
+      return work.device->out.download();
+    });
+    const auto freed = oracle::judge_freed(records, "free_scaled_vertices");
     REQUIRE_MESSAGE(freed.ok, where << ": " << freed.message);
 
     if (round == 1) {
       // Enough rounds that leaked buffers would need more than the whole heap.
-      const std::size_t heap = support::heap_limit();
+      const std::size_t heap = heap_limit();
       rounds = heap / per_round + 2;
       REQUIRE_MESSAGE(rounds <= kMaxRounds,
                       "the device heap is " << mib(heap) << " for lines that need " << mib(per_round)

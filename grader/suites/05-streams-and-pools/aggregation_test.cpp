@@ -26,14 +26,14 @@ constexpr std::size_t kItems = 100000;
 /// Runs expand_items; a failed device-side launch is reported with advice for aggregation.
 ExpandRun run_expansion(const std::vector<unsigned>& counts, const std::vector<float>& values, Aggregation how) {
   try {
-    return cdplab::streams::expand_items(counts, values, how);
+    return cdplab::harness::observed("expand_items", [&] { return cdplab::streams::expand_items(counts, values, how); });
   } catch (const cdplab::DeviceLaunchError& error) {
     const std::string group = how == Aggregation::per_block ? "block" : "warp";
     if (error.code() == cudaErrorLaunchPendingCountExceeded) {
-      FAIL(error.what() << ". The host sized the pool for one child per " << group
+      FAIL(std::string(error.what()) << ". The host sized the pool for one child per " << group
                         << ": one thread of each " << group << " launches, once, for all of its items");
     }
-    FAIL(error.what() << ". Launch a child only when the " << group << "'s total of outputs is above 0, with "
+    FAIL(std::string(error.what()) << ". Launch a child only when the " << group << "'s total of outputs is above 0, with "
                       << "child_blocks(total) blocks of kExpandChildThreads threads");
   }
   return {};
@@ -41,7 +41,7 @@ ExpandRun run_expansion(const std::vector<unsigned>& counts, const std::vector<f
 
 /// Runs one aggregation and judges its outputs; returns the run for more checks.
 ExpandRun expect_expansion(const std::vector<unsigned>& counts, const std::vector<float>& values, Aggregation how) {
-  INFO(cdplab::streams::to_string(how) << ", " << counts.size() << " items");
+  INFO(std::string(cdplab::streams::to_string(how)) << ", " << counts.size() << " items");
   const ExpandRun run = run_expansion(counts, values, how);
   const auto verdict = oracle::judge_expansion(counts, values, run.out);
   CHECK_MESSAGE(verdict.ok, verdict.message);
@@ -50,7 +50,7 @@ ExpandRun expect_expansion(const std::vector<unsigned>& counts, const std::vecto
 
 /// Runs one aggregation and judges how many child grids it ran.
 void expect_child_grids(const std::vector<unsigned>& counts, const std::vector<float>& values, Aggregation how) {
-  INFO(cdplab::streams::to_string(how) << ", " << counts.size() << " items");
+  INFO(std::string(cdplab::streams::to_string(how)) << ", " << counts.size() << " items");
   const ExpandRun run = run_expansion(counts, values, how);
   const auto verdict = oracle::judge_child_grids(counts, how, run.child_grids);
   CHECK_MESSAGE(verdict.ok, verdict.message);
@@ -131,7 +131,7 @@ GPU_CHECK("items without work") {
   const auto idle_values = random_values(rng, idle.size());
   for (const Aggregation how : {Aggregation::per_warp, Aggregation::per_block}) {
     const ExpandRun run = expect_expansion(idle, idle_values, how);
-    CHECK_MESSAGE(run.child_grids == 0, cdplab::streams::to_string(how)
+    CHECK_MESSAGE(run.child_grids == 0, std::string(cdplab::streams::to_string(how))
                                             << ": no item has work, yet " << run.child_grids
                                             << " child grid(s) ran: launch only when the total of outputs is above 0");
   }

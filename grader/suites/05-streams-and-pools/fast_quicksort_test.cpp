@@ -52,7 +52,7 @@ cdplab::streams::FastSortStats expect_sorted(const std::vector<int>& input, cons
   INFO(what << ", " << input.size() << " values");
   cdplab::streams::FastSortRun run;
   try {
-    run = cdplab::streams::fast_quicksort(input);
+    run = cdplab::harness::observed("fast_quicksort", [&] { return cdplab::streams::fast_quicksort(input); });
   } catch (const cdplab::DeviceLaunchError& error) {
     FAIL(launch_advice(error));
   }

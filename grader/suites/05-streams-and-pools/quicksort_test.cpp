@@ -30,16 +30,16 @@ void expect_sorted(const std::vector<int>& input, const std::string& what) {
   INFO(what << ", " << input.size() << " values");
   cdplab::streams::SortRun run;
   try {
-    run = cdplab::streams::quicksort(input);
+    run = cdplab::harness::observed("quicksort", [&] { return cdplab::streams::quicksort(input); });
   } catch (const cdplab::DeviceLaunchError& error) {
     if (error.code() == cudaErrorLaunchPendingCountExceeded) {
-      FAIL(error.what() << ". The pool may be smaller than the default when the sort starts (check \"random\" "
+      FAIL(std::string(error.what()) << ". The pool may be smaller than the default when the sort starts (check \"random\" "
                            "sets it to " << cdplab::harness::kShrunkLaunchPool << " launches first, as another part "
                            "of a program may leave it), and every grid of the sort that is waiting or running holds "
                            "an entry: before the first launch, the host raises cudaLimitDevRuntimePendingLaunchCount "
                            "to the most launches a sort of n values can make");
     }
-    FAIL(error.what() << ". Check the launches of quicksort_kernel: one block each, in a stream the thread created "
+    FAIL(std::string(error.what()) << ". Check the launches of quicksort_kernel: one block each, in a stream the thread created "
                          "with cudaStreamNonBlocking, over a non-empty range, and none at depth kQuicksortMaxDepth");
   }
   const auto verdict = oracle::judge_sort_run(input, run);
