@@ -23,6 +23,7 @@ struct GradeArgs {
   bool quiet = false;                   ///< no progress lines
   bool sanitize = false;                ///< run the suites again under compute-sanitizer
   bool process_per_check = false;       ///< no shared suite processes (grading/shared_process.h)
+  bool no_sandbox = false;              ///< grade: build and run submissions outside the box (sandbox/)
 };
 
 /// Options of `cdplab grade` over a class folder (a folder of submission folders and archives).

@@ -236,6 +236,9 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
         report = failed_report(exercises, "the build could not be configured (" + configured.describe() + "):\n" +
                                               first_lines(configured.output, 20));
       } else {
+        // Configured outside the box (CMake reads no file of the student's); built and run inside.
+        if (options.sandbox)
+          tree.set_sandbox(sandbox::submission_box(*options.sandbox, toolchain, copy.dir, work / "build"));
         say(submission.name + ": building");
         start = Clock::now();
         // Before a GPU is taken; grade_all finds it done (its own build_all is then a quick no-op).
@@ -246,6 +249,8 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
         start = Clock::now();
         grading::GradeOptions grade = options.grade;
         grade.seed = grading::fresh_seed();
+        if (options.sandbox)
+          grade.in_box = [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); };
         if (!devices.empty()) grade.env["CUDA_VISIBLE_DEVICES"] = devices[static_cast<std::size_t>(slot)];
         try {
           report = grading::grade_all(exercises, tree, grade, submission.source.string());

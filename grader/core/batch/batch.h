@@ -17,9 +17,11 @@
 #include "grading/grade.h"
 #include "manifest/manifest.h"
 #include "report/report.h"
+#include "sandbox/submission.h"
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,9 @@ struct BatchOptions {
   grading::GradeOptions grade;          ///< time limits; the seed is fresh for every run
   std::string tool_version;
   std::string dot = "dot";              ///< Graphviz, for the launch-graph pictures ("" for none)
+  /// Set: every submission is built and its programs run in a box of its own
+  /// (sandbox::submission_box with this kit); std::nullopt: with the grader's own rights.
+  std::optional<sandbox::Kit> sandbox;
   /// Called with one line per event ("alice: graded 37/40"); from several threads, one at a time.
   std::function<void(const std::string&)> log;
 };

@@ -74,6 +74,7 @@ struct Command {
   std::vector<std::string> regrade; ///< --regrade names
   bool sanitize = false;            ///< --sanitize
   bool process_per_check = false;   ///< --process-per-check
+  bool no_sandbox = false;          ///< --no-sandbox
   int build_jobs = 0;               ///< cdplab -j; 0: the CPUs Slurm gave the task
 };
 

@@ -15,6 +15,13 @@ namespace fs = std::filesystem;
 
 bool BuildTree::configured() const { return fs::exists(dir_ / "CMakeCache.txt"); }
 
+std::vector<std::string> BuildTree::in_box(std::vector<std::string> argv, const std::string& working_directory) const {
+  if (!box_) return argv;
+  sandbox::Box box = *box_;
+  if (!working_directory.empty()) box.working_directory = working_directory;
+  return sandbox::wrap(box, argv);
+}
+
 process::Result BuildTree::configure(const fs::path& exercise_dir, const std::vector<std::string>& extra_args) {
   std::vector<std::string> argv = {tools_.cmake, "-S", root_.string(), "-B", dir_.string()};
   if (!tools_.generator.empty() && !configured()) argv.insert(argv.end(), {"-G", tools_.generator});
@@ -23,6 +30,8 @@ process::Result BuildTree::configure(const fs::path& exercise_dir, const std::ve
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   process::Options options;
   options.timeout_seconds = 600;
+  // Never in the box (set_sandbox): configuring reads the project's CMake files and asks only
+  // whether each exercise file exists, never what a student's file holds, and runs none of it.
   auto result = process::run(argv, options);
   if (result.ok()) load_index();
   return result;
@@ -53,6 +62,8 @@ void BuildTree::load_index() {
     entry.ptx_target = e.value("ptx_target", "");
     entry.ptx = e.value("ptx", "");
     entry.library = e.value("library", "");
+    entry.judge = e.value("judge", "");
+    entry.judge_target = e.value("judge_target", "");
     index_.push_back(entry);
   }
 }
@@ -81,7 +92,7 @@ process::Result BuildTree::build(const std::vector<std::string>& targets, double
   }
   process::Options options;
   options.timeout_seconds = timeout_seconds;
-  return process::run(argv, options);
+  return process::run(in_box(argv), options);
 }
 
 std::string BuildTree::prepare_grading_kit(std::string& problem) const {
@@ -124,7 +135,7 @@ process::Result BuildTree::test(const std::vector<std::string>& labels, const st
   process::Options options;
   options.env = env;
   options.timeout_seconds = timeout_seconds;
-  return process::run(argv, options);
+  return process::run(in_box(argv), options);
 }
 
 std::vector<TestInfo> BuildTree::list_tests(const std::vector<std::string>& labels) const {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "process/process.h"
+#include "sandbox/sandbox.h"
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,8 @@ struct IndexEntry {
   std::string suite_target, suite_executable;
   std::string ptx_target, ptx;
   std::string library;      ///< the exercise compiled alone (a static library), for what it calls
+  std::string judge;        ///< the suite linked against solutions/, which judges the records (harness/observe.h); empty: none
+  std::string judge_target; ///< the judge's target when this tree builds it (not the kit's); empty otherwise
   bool present() const { return !suite_target.empty(); }
 };
 
@@ -46,7 +49,18 @@ class BuildTree {
       : root_(std::move(project_root)), dir_(std::move(binary_dir)), tools_(std::move(toolchain)) {}
 
   const std::filesystem::path& dir() const { return dir_; }
+  const std::filesystem::path& project_root() const { return root_; }
   const Toolchain& toolchain() const { return tools_; }
+
+  /// Runs this tree's student-code commands (build(), test(), and every command given to
+  /// in_box()) inside `box` (sandbox/submission.h makes a submission's); std::nullopt: as they are.
+  /// configure() always runs outside: CMake reads no student file's content, only whether the
+  /// exercise files exist.
+  void set_sandbox(std::optional<sandbox::Box> box) { box_ = std::move(box); }
+  const std::optional<sandbox::Box>& sandbox() const { return box_; }
+  /// `argv` as it runs in the tree's box (a bwrap command line starting in `working_directory`,
+  /// or where the caller is when that is empty); `argv` unchanged when the tree has no box.
+  std::vector<std::string> in_box(std::vector<std::string> argv, const std::string& working_directory = "") const;
 
   /// Configures (or re-configures) the tree for the exercises in `exercise_dir`, with extra
   /// cache arguments. Returns CMake's result; the index is re-read on success.
@@ -85,6 +99,7 @@ class BuildTree {
   std::vector<IndexEntry> index_;
   std::string exercise_dir_;
   nlohmann::json programs_;  ///< {"drivers": {...}, "benches": {...}}
+  std::optional<sandbox::Box> box_;
 };
 
 /// Escapes a string for use inside a CTest regular expression.

@@ -99,7 +99,8 @@ grading::Item item_from_output(const Tool& tool, const std::string& output, int 
 }
 
 grading::Item run_check(const std::string& sanitizer, const Tool& tool, const std::string& suite,
-                        const std::string& check, const std::map<std::string, std::string>& env, double seconds) {
+                        const std::string& check, const std::map<std::string, std::string>& env, double seconds,
+                        const std::function<std::vector<std::string>(std::vector<std::string>)>& in_box) {
   auto run_with = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> argv = {sanitizer};
     argv.insert(argv.end(), tool.args.begin(), tool.args.end());
@@ -109,10 +110,13 @@ grading::Item run_check(const std::string& sanitizer, const Tool& tool, const st
     process::Options options;
     options.env = env;
     options.timeout_seconds = seconds;
-    return process::run(argv, options);
+    return process::run(in_box ? in_box(argv) : argv, options);
   };
   const auto ran = run_with({});
-  if (!ran.started || (ran.exit_code == 127 && ran.output.find("=========") == std::string::npos))
+  const bool box_could_not_start_it =  // bwrap's own words when the program is missing in the box
+      ran.output.find("bwrap: execvp") != std::string::npos && ran.output.find("=========") == std::string::npos;
+  if (!ran.started || box_could_not_start_it ||
+      (ran.exit_code == 127 && ran.output.find("=========") == std::string::npos))
     return skipped_item(tool, "compute-sanitizer could not be started (" + sanitizer + ")");
   if (!ran.timed_out || tool.fallback_args.empty()) return item_from_output(tool, ran.output, ran.exit_code, ran.timed_out);
 

@@ -9,6 +9,7 @@
 
 #include "results/results.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,9 +47,12 @@ grading::Item item_from_output(const Tool& tool, const std::string& output, int 
 /// can still be raised, say). `sanitizer` is the compute-sanitizer program; when it cannot be
 /// started the item is skipped with the reason. When the run does not finish within `seconds`
 /// and the tool has fallback options, the check runs once more with them, within `seconds`,
-/// and the item says what that run left unchecked.
+/// and the item says what that run left unchecked. `in_box` wraps each command line: the
+/// submission's box (grading::BuildTree::in_box), since the suite runs student code; empty: the
+/// command runs as it is.
 grading::Item run_check(const std::string& sanitizer, const Tool& tool, const std::string& suite,
-                        const std::string& check, const std::map<std::string, std::string>& env, double seconds);
+                        const std::string& check, const std::map<std::string, std::string>& env, double seconds,
+                        const std::function<std::vector<std::string>(std::vector<std::string>)>& in_box = {});
 
 /// One tool's item for a whole suite from the items of its checks: failed when one failed
 /// (with each such check's findings, named), passed when none failed and one passed (with what

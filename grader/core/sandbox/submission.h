@@ -1,0 +1,77 @@
+/// @file submission.h
+/// @brief What a submission's box shows (an allowlist), what its compiler may have read, and how
+///        its feedback names the grading machine's paths.
+///
+/// A submission's build and every program of it run in a box (sandbox.h) that shows:
+/// - the submission's exercise folder, read-only, and its build tree, writable;
+/// - the grading kit, read-only: the project's CMakeLists.txt, cmake/, starter/ and grader/ (with
+///   grader/tests hidden), the file cdplab-grading-kit.cmake of the kit's build tree and the
+///   folders of the compiled pieces it lists (starter, harness, oracles, support kernels, checks),
+///   nothing else of that tree: no reference twin, no suite, no exercise compiled there, no other
+///   build tree or class work kept inside it;
+/// - the toolchain (toolchain_paths) and the GPU devices.
+/// Not solutions/, not grader/tests, not the home folder, not other students' work, no network.
+/// The submission tree's build.ninja stats every CMake input when it checks whether to configure
+/// again (the project's CMakeLists.txt files, cmake/*.cmake, the kit's .cmake file, and the folders
+/// the CONFIGURE_DEPENDS globs list: grader/suites/<chapter>/ and its support/): each is shown, so
+/// a build in the box never re-runs CMake.
+#pragma once
+
+#include "grading/build_tree.h"
+#include "sandbox/sandbox.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace cdplab::sandbox {
+
+/// The grading kit the submissions' build trees link.
+struct Kit {
+  std::filesystem::path root;   ///< the project
+  /// The build tree whose cdplab-grading-kit.cmake the submissions' trees are configured with
+  /// (BuildTree::prepare_grading_kit); empty: none (the box then shows no compiled piece).
+  std::filesystem::path build;
+};
+
+/// The toolchain's folders outside /usr (the box shows /usr already), to bind read-only: the
+/// install prefix (install_prefix) of cmake, ctest, the compilers and every CMAKE_PREFIX_PATH
+/// entry of `tools`, and, when `build_dir` holds a CMakeCache.txt, of the build tool, compilers,
+/// archiver and package folders (<Package>_DIR) it names. Each path counts as given and as its
+/// real path. A prefix that would show too much (/, the home folder or a folder above it, a
+/// folder holding the project or one of `keep_out`) is narrowed to the program's own folder.
+std::vector<std::string> toolchain_paths(const grading::Toolchain& tools, const std::filesystem::path& build_dir = {},
+                                         const std::vector<std::filesystem::path>& keep_out = {});
+
+/// The box of one submission: `exercise_dir` read-only, `build_dir` writable, the kit, the
+/// toolchain and the GPU devices (see the file comment). Call it once the tree is configured
+/// (its CMakeCache.txt names the build tool). The bwrap program is bwrap_program().
+Box submission_box(const Kit& kit, const grading::Toolchain& tools, const std::filesystem::path& exercise_dir,
+                   const std::filesystem::path& build_dir);
+
+/// The folders whose files an exercise's compiler may read: the submission's own folder, the
+/// build tree, the project's starter/ and grader/suites/<chapter>/support/, /usr and the
+/// toolchain's folders. Each as given and as its real path.
+std::vector<std::string> allowed_compiler_roots(const grading::BuildTree& tree, const std::string& chapter);
+
+/// Why an exercise may not be graded: its compiler read a file outside `allowed` (a header of
+/// the grader, a solution, a file of the grading machine). `deps_listing` is what `ninja -t deps`
+/// prints; only the objects of the exercise library and its PTX (entry.library, entry.ptx_target)
+/// count. Files are named relative to `project_root` when they lie in it
+/// ("solutions/05-streams-and-pools/fast_quicksort.cu"). Empty when every file is allowed, or
+/// when the listing has no object of the exercise (nothing to judge).
+std::string opened_outside_problem(const std::string& deps_listing, const grading::IndexEntry& entry,
+                                   const std::vector<std::string>& allowed, const std::filesystem::path& project_root,
+                                   const std::filesystem::path& build_dir);
+
+/// The same for an exercise that has just been built in `tree`: reads the files its compiler
+/// opened from the build tool's dependency log (`ninja -t deps` with the Ninja generators, the
+/// compiler's depfiles .d otherwise) and judges them against allowed_compiler_roots().
+/// Empty when fine.
+std::string opened_outside_problem(const grading::BuildTree& tree, const grading::IndexEntry& entry);
+
+/// How the feedback of `tree`'s submission names the grading machine's paths (scrub_paths): its
+/// exercise folder, the tree, the project, the CUDA toolkit (beside the CUDA compiler) and $HOME.
+PathNames path_names(const grading::BuildTree& tree);
+
+}  // namespace cdplab::sandbox
