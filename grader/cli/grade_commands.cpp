@@ -11,6 +11,7 @@
 #include "batch/batch.h"
 #include "batch/slurm.h"
 #include "grading/grade.h"
+#include "sandbox/submission.h"
 #include "sanitizer/sanitizer.h"
 
 #include <algorithm>
@@ -78,13 +79,42 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
 
 /// Builds the grading kit of this cdplab's own tree, so that each submission's tree compiles
 /// only its exercise files (cmake/CdplabGradingKit.cmake), and hands it to the trees grade
-/// configures. Without a kit, grading still works: each tree compiles the grader itself.
-void use_grading_kit(Context& ctx, bool quiet) {
+/// configures. Without a kit, grading still works outside the box: each tree compiles the grader
+/// itself. In the box it cannot: such a tree would compile the reference twins from solutions/,
+/// which the box does not show, so `boxed` makes a missing kit a UsageError.
+void use_grading_kit(Context& ctx, bool quiet, bool boxed = false) {
   if (!quiet) std::cerr << "cdplab: building the grader once for every submission (target cdplab_grading_kit)\n";
   const grading::BuildTree own(ctx.root, ctx.own_build, ctx.toolchain);
   std::string problem;
   ctx.toolchain.cache_args.push_back(own.prepare_grading_kit(problem));
+  if (!problem.empty() && boxed)
+    throw UsageError("grading in the sandbox needs the grading kit, and " + problem +
+                     "\nfix the kit's build, or grade with --no-sandbox on a machine given only to grading");
   if (!problem.empty()) std::cerr << "cdplab: warning: " << problem << "\ncdplab: each submission's build compiles the grader itself\n";
+}
+
+/// The box every submission of `cdplab grade` is built and run in (sandbox/submission.h), or
+/// std::nullopt with --no-sandbox, or when only quizzes are graded (no code runs). A box that
+/// cannot start here stops grade before anything is built: a UsageError (exit status 2) naming
+/// the cause and the two ways on.
+std::optional<sandbox::Kit> grading_sandbox(const Context& ctx, const GradeArgs& args,
+                                            const std::vector<const manifest::Exercise*>& exercises) {
+  if (args.no_sandbox) {
+    if (!args.quiet)
+      std::cerr << "cdplab: --no-sandbox: the submissions' code is built and run with this account's rights\n";
+    return std::nullopt;
+  }
+  if (std::all_of(exercises.begin(), exercises.end(), [](const auto* e) { return e->is_quiz(); })) return std::nullopt;
+  const auto& probe = sandbox::probe(sandbox::bwrap_program());
+  if (!probe.ok) {
+    throw UsageError(
+        "cannot grade: the submissions' code is built and run in a sandbox (bubblewrap), and it cannot start "
+        "here: " + probe.problem +
+        ".\nEither grade with --no-sandbox, on a machine given only to grading (the code then runs with this "
+        "account's rights), or run cdplab grade --no-sandbox inside the cluster's container runtime "
+        "(Apptainer/Singularity, Podman), which then is the box (docs/grading-a-class.md, \"The sandbox\")");
+  }
+  return sandbox::Kit{ctx.root, ctx.own_build};
 }
 
 }  // namespace
@@ -209,6 +239,7 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
   options.grade.check_seconds = build_config::kCheckSeconds;
   if (args.sanitize) options.grade.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
   options.grade.shared_processes = !args.process_per_check;
+  options.grade.judge_outside = true;  // the course's grade: judged outside the student's process
   options.tool_version = build_config::kVersion;
   options.log = [](const std::string& line) { std::cerr << "cdplab: " << line << "\n"; };
   return options;
@@ -240,9 +271,11 @@ bool holds_report(const fs::path& file, const grading::GradeReport& report) {
 }
 
 /// A whole class: every submission of `dir`, then the gradebook and the summary.
-int grade_class(Context& ctx, const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args) {
+int grade_class(Context& ctx, const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args,
+                const std::optional<sandbox::Kit>& box) {
   const auto submissions = class_submissions(dir);
-  const batch::BatchOptions options = class_options(dir, args, class_args);
+  batch::BatchOptions options = class_options(dir, args, class_args);
+  options.sandbox = box;
   fs::create_directories(options.out_dir);
   std::cerr << "cdplab: grading " << submissions.size() << " submissions of " << dir.string() << " into "
             << options.out_dir.string() << "\n";
@@ -279,7 +312,8 @@ int grade_slurm_task(Context& ctx, const fs::path& dir, const GradeArgs& args, c
   std::cerr << "cdplab: task " << index << ": grading " << submission.name << " (" << submission.source.string()
             << ")\n";
   const auto exercises = select_exercises(ctx.book, args.names);
-  use_grading_kit(ctx, false);
+  options.sandbox = grading_sandbox(ctx, args, exercises);  // before anything is built
+  use_grading_kit(ctx, false, options.sandbox.has_value());
   const auto results = batch::grade_class({submission}, exercises, ctx.book, ctx.root, ctx.toolchain, options);
   const auto& report = results.front().report;
   if (!results.front().reused && !holds_report(options.out_dir / "students" / submission.name / "result.json", report))
@@ -360,6 +394,7 @@ int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& ar
   command.only = args.names;
   command.sanitize = args.sanitize;
   command.process_per_check = args.process_per_check;
+  command.no_sandbox = args.no_sandbox;
   command.force = options.force;
   command.regrade = options.regrade;
   command.build_jobs = ctx.toolchain.jobs;
@@ -418,8 +453,9 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
   const fs::path dir = class_folder(folder);
   const bool one_submission = batch::is_submission_folder(dir, ctx.book);
   const auto exercises = select_exercises(ctx.book, args.names);  // a wrong name stops here, before any build
-  use_grading_kit(ctx, args.quiet);
-  if (!one_submission) return grade_class(ctx, dir, args, class_args);
+  const auto box = grading_sandbox(ctx, args, exercises);         // and a box that cannot start
+  use_grading_kit(ctx, args.quiet, box.has_value());
+  if (!one_submission) return grade_class(ctx, dir, args, class_args, box);
 
   fs::path build_dir = args.build_dir;
   if (build_dir.empty()) {
@@ -427,13 +463,20 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
     if (name.empty()) name = "submission";
     build_dir = ctx.root / "build" / "grade" / (name + "-" + fingerprint(dir.string()).substr(0, 8));
   }
+  build_dir = fs::absolute(build_dir).lexically_normal();  // the box shows it at this path
   grading::BuildTree tree(ctx.root, build_dir, ctx.toolchain);
   if (!args.quiet) std::cerr << "cdplab: grading " << dir.string() << " (build tree " << build_dir.string() << ")\n";
   const auto configured =
       tree.configure(dir, {"-DCDPLAB_BUILD_TOOLS=OFF", "-DCDPLAB_BUILD_TESTS=OFF", "-DCDPLAB_BUILD_DOCS=OFF"});
   if (!configured.ok()) throw UsageError("configuring a build for " + dir.string() + " failed:\n" + configured.output);
 
-  auto report = grading::grade_all(exercises, tree, options_for(args, grading::fresh_seed()), dir.string());
+  auto options = options_for(args, grading::fresh_seed());
+  if (box) {  // configured outside (CMake reads no file of the student's); built and run inside
+    tree.set_sandbox(sandbox::submission_box(*box, ctx.toolchain, dir, build_dir));
+    options.in_box = [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); };
+  }
+  options.judge_outside = true;  // the course's grade: judged outside the student's process
+  auto report = grading::grade_all(exercises, tree, options, dir.string());
   report.tool_version = build_config::kVersion;
   emit(report, args, ctx);
   return exit_code_for(report);

@@ -79,6 +79,78 @@ TEST_CASE("grading turns suite events into items and points") {
   CHECK_FALSE(result.all_passed());
 }
 
+TEST_CASE("the judge decides every check: what the student's process says can only explain a check the judge could not see") {
+  // The student's process claims every check passed; the judge saw records of two of them.
+  std::vector<CheckEvent> runner;
+  for (const char* name : {"passes", "fails", "skips", "hangs", "crashes silently", "never runs"}) {
+    runner.push_back(event("start", name));
+    CheckEvent claimed = event("end", name);
+    claimed.status = "passed";
+    runner.push_back(claimed);
+  }
+  runner.push_back(event("start", "skips"));
+  CheckEvent skip = event("skipped", "skips");
+  skip.reason = "no usable CUDA GPU";
+  runner.push_back(skip);
+  runner.push_back(event("start", "hangs"));
+  CheckEvent stopped = event("stopped", "hangs");
+  stopped.reason = "stopped after 30 s";
+  runner.push_back(stopped);
+
+  std::vector<CheckEvent> judge;
+  CheckEvent passed = event("end", "passes");
+  passed.status = "passed";
+  CheckEvent failed = event("end", "fails");
+  failed.status = "failed";
+  failed.failures = {"expected 3, found 4"};
+  judge = {event("start", "passes"), passed, event("start", "fails"), failed};
+  for (const char* name : {"skips", "hangs", "crashes silently"}) {
+    CheckEvent unobserved = event("unobserved", name);
+    unobserved.reason = "no record of the check";
+    judge.push_back(event("start", name));
+    judge.push_back(unobserved);
+  }
+  const auto items = check_items(exercise_with_checks(), judged_events(exercise_with_checks(), judge, runner), "");
+  REQUIRE(items.size() == 6);
+  CHECK(items[0].outcome == Outcome::passed);
+  CHECK(items[1].outcome == Outcome::failed);
+  CHECK(items[1].feedback == "expected 3, found 4");
+  CHECK(items[2].outcome == Outcome::skipped);
+  CHECK(items[2].feedback == "no usable CUDA GPU");
+  CHECK(items[3].outcome == Outcome::failed);
+  CHECK(items[3].feedback == "stopped after 30 s");
+  CHECK(items[4].outcome == Outcome::failed);  // the process claimed a pass, the judge saw nothing
+  CHECK(items[4].feedback.find("left no record") != std::string::npos);
+  CHECK(items[5].outcome == Outcome::failed);  // the judge never ran it: its claim counts for nothing
+  CHECK(items[5].points == 0);
+}
+
+TEST_CASE("a speed check counts only beside the exercise's other checks") {
+  const auto item = [](const std::string& name, Outcome outcome) {
+    Item i;
+    i.name = name;
+    i.outcome = outcome;
+    i.max_points = 2;
+    i.points = outcome == Outcome::passed ? 2 : 0;
+    return i;
+  };
+  std::vector<Item> correct = {item("sorts", Outcome::passed), item("speed at 10M", Outcome::passed)};
+  speed_counts_only_when_correct(correct);
+  CHECK(correct[1].outcome == Outcome::passed);
+  CHECK(correct[1].points == 2);
+
+  std::vector<Item> wrong = {item("sorts", Outcome::failed), item("speed at 10M", Outcome::passed)};
+  Item rule = item("a rule", Outcome::failed);
+  rule.kind = ItemKind::rule;  // rules are not results: they do not hold back a speed check
+  std::vector<Item> rule_failed = {item("sorts", Outcome::passed), rule, item("speed at 10M", Outcome::passed)};
+  speed_counts_only_when_correct(wrong);
+  speed_counts_only_when_correct(rule_failed);
+  CHECK(wrong[1].outcome == Outcome::failed);
+  CHECK(wrong[1].points == 0);
+  CHECK(wrong[1].feedback.find("\"sorts\"") != std::string::npos);
+  CHECK(rule_failed[2].outcome == Outcome::passed);
+}
+
 TEST_CASE("a shared suite process settles the checks that passed or were skipped there, as last recorded") {
   CheckEvent passed = event("end", "passes");
   passed.status = "passed";

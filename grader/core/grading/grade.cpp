@@ -4,6 +4,7 @@
 #include "grading/shared_process.h"
 #include "process/process.h"
 #include "quiz/quiz.h"
+#include "sandbox/submission.h"
 #include "sanitizer/sanitizer.h"
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -72,6 +74,9 @@ std::string last_lines(const std::string& text, int count) {
     out += lines[i] + "\n";
   return out;
 }
+
+/// The suite's name, which is also its CTest label and the prefix of its tests' names.
+std::string suite_label(const manifest::Exercise& exercise) { return exercise.chapter + "/" + exercise.stem; }
 
 fs::path results_file_for(const manifest::Exercise& exercise, const BuildTree& tree) {
   const fs::path dir = tree.dir() / "cdplab-results";
@@ -218,6 +223,54 @@ std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vec
   return items;
 }
 
+std::vector<CheckEvent> judged_events(const manifest::Exercise& exercise, const std::vector<CheckEvent>& judge_events,
+                                      const std::vector<CheckEvent>& runner_events) {
+  std::vector<CheckEvent> events;
+  for (const auto& check : exercise.checks) {
+    const CheckEvent* last_judged = nullptr;
+    for (const auto& e : judge_events) {
+      if (e.check != check.name) continue;
+      events.push_back(e);
+      last_judged = &e;
+    }
+    if (last_judged == nullptr || last_judged->event != "unobserved") continue;
+    // The student's process's last word on the check, after its last start.
+    const CheckEvent* said = nullptr;
+    for (const auto& e : runner_events)
+      if (e.check == check.name) said = e.event == "start" ? nullptr : &e;
+    CheckEvent stand_in = *last_judged;
+    if (said != nullptr && said->event == "skipped") {
+      stand_in.event = "skipped";
+      stand_in.reason = said->reason;
+    } else if (said != nullptr && said->event == "stopped") {
+      stand_in.event = "stopped";
+      stand_in.reason = said->reason;
+    } else {
+      stand_in.event = "stopped";
+      stand_in.reason = "the test program left no record of this check's results (" + last_judged->reason +
+                        "): it was killed (time limit) or crashed before the check finished";
+    }
+    events.push_back(stand_in);
+  }
+  return events;
+}
+
+void speed_counts_only_when_correct(std::vector<Item>& items) {
+  const auto is_speed = [](const Item& item) { return item.name.rfind("speed", 0) == 0; };
+  std::string not_passed;
+  for (const auto& item : items)
+    if (item.kind == ItemKind::check && !is_speed(item) && item.outcome != Outcome::passed)
+      not_passed += (not_passed.empty() ? "\"" : ", \"") + item.name + "\"";
+  if (not_passed.empty()) return;
+  for (auto& item : items) {
+    if (item.kind != ItemKind::check || !is_speed(item) || item.outcome != Outcome::passed) continue;
+    item.outcome = Outcome::failed;
+    item.points = 0;
+    item.feedback = "not counted: a speed check counts only when the exercise's other checks pass (not passed: " +
+                    not_passed + ")" + (item.feedback.empty() ? "" : "\n" + item.feedback);
+  }
+}
+
 namespace {
 
 /// An exercise on its way through grading: what was judged before its checks run.
@@ -226,6 +279,9 @@ struct Pending {
   ExerciseResult result;
   std::string suite_executable;  ///< empty: no checks to run (a quiz, a problem, no checks)
   fs::path results_file;
+  std::string judge_executable;  ///< the suite linked against the reference: decides the checks (judge_outside)
+  fs::path verdicts_file;        ///< what the judge wrote, outside the student's box
+  std::string judge_output;      ///< the judge's own output, when it left a check undecided
   bool gpu_used = false;  ///< some check of the suite ran on a GPU
 };
 
@@ -274,12 +330,22 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
     return pending;
   }
 
+  // What the compiler opened: a file outside the submission, the starter kit and the toolchain
+  // (a grader header or a solution reached through a macro) refuses the exercise.
+  if (const std::string problem = sandbox::opened_outside_problem(tree, *entry); !problem.empty()) {
+    result.problem = problem;
+    fail_all(result, exercise, "not graded: " + problem);
+    return pending;
+  }
+
   report("rules");
   for (auto& item : evaluate_rules(exercise, files::read_text(entry->ptx))) result.items.push_back(item);
 
   if (exercise.checks.empty()) return pending;
   if (!prebuilt) report("building");
-  const auto built = prebuilt ? already_built() : tree.build({entry->suite_target}, options.build_seconds);
+  std::vector<std::string> suite_targets{entry->suite_target};
+  if (options.judge_outside && !entry->judge_target.empty()) suite_targets.push_back(entry->judge_target);
+  const auto built = prebuilt ? already_built() : tree.build(suite_targets, options.build_seconds);
   if (!built.ok()) {
     result.problem = built.timed_out ? "building the tests took too long (" + built.describe() + ")"
                                      : "the tests cannot be built against " + exercise.file;
@@ -301,7 +367,14 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
       return pending;
     }
   }
+  if (options.judge_outside && entry->judge.empty()) {
+    result.problem = "this copy of the workbook has no reference build of " + suite_label(exercise) +
+                     " to judge the checks with (grading needs solutions/)";
+    fail_all(result, exercise, "not graded: " + result.problem, /*checks_only=*/true);
+    return pending;
+  }
   pending.suite_executable = entry->suite_executable;
+  pending.judge_executable = entry->judge;
   pending.results_file = results_file_for(exercise, tree);
   return pending;
 }
@@ -350,7 +423,14 @@ void finish_exercise(Pending& pending, const std::string& token, const std::stri
     result.problem = std::to_string(forged) + " line(s) of the results file were not written by the test harness "
                      "(the code under test wrote them?) and were ignored";
   }
-  for (auto& item : check_items(exercise, events, run_output)) result.items.push_back(item);
+  if (options.judge_outside) {
+    const auto verdicts = judged_events(exercise, read_check_events(pending.verdicts_file.string()), events);
+    const std::string said = pending.judge_output.empty() ? run_output : "the grader's judge said:\n" + pending.judge_output;
+    for (auto& item : check_items(exercise, verdicts, said)) result.items.push_back(item);
+  } else {
+    for (auto& item : check_items(exercise, events, run_output)) result.items.push_back(item);
+  }
+  speed_counts_only_when_correct(result.items);
   for (const auto& e : events) pending.gpu_used = pending.gpu_used || (e.event == "start" && !e.device.empty());
   if (seen != nullptr) {
     for (const auto& e : events) {
@@ -400,7 +480,7 @@ void run_sanitizer(const std::vector<Pending*>& runs, const std::string& token, 
     env["CDPLAB_CHECK_SECONDS"] = std::to_string(limit + 60);
     env["CDPLAB_UNDER_SANITIZER"] = "1";  // the speed checks skip themselves: timings mean nothing here
     found[i] = sanitizer::run_check(options.sanitizer, tools[jobs[i].tool], p.suite_executable, jobs[i].check, env,
-                                    limit);
+                                    limit, options.in_box);
   });
   for (std::size_t e = 0; e < on_gpu.size(); ++e) {
     for (std::size_t t = 0; t < tools.size(); ++t) {
@@ -412,9 +492,6 @@ void run_sanitizer(const std::vector<Pending*>& runs, const std::string& token, 
   }
 }
 
-/// The suite's name, which is also its CTest label and the prefix of its tests' names.
-std::string suite_label(const manifest::Exercise& exercise) { return exercise.chapter + "/" + exercise.stem; }
-
 /// Runs each suite's checks that may run beside other checks in one process per suite, several
 /// suites at a time (shared_process.h). Checks that need the GPU to themselves (RUN_SERIAL: speed
 /// checks, suites that time the GPU) are left to CTest: a warm process would change their timings.
@@ -422,7 +499,7 @@ std::string suite_label(const manifest::Exercise& exercise) { return exercise.ch
 /// not pass or skip in a shared process.
 std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
                                               const std::map<std::string, std::string>& env,
-                                              const GradeOptions& options) {
+                                              const GradeOptions& options, const BuildTree& tree) {
   struct SharedRun {
     const Pending* pending;
     std::vector<std::string> checks;
@@ -446,7 +523,7 @@ std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs,
     o.working_directory = shared[i].working_directory;
     // The suite's watchdog ends a check at its limit; this one backs it up.
     o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(shared[i].checks.size()) + 30;
-    process::run({shared[i].pending->suite_executable, "--test-case=" + test_case_filter(shared[i].checks)}, o);
+    process::run(tree.in_box({shared[i].pending->suite_executable, "--test-case=" + test_case_filter(shared[i].checks)}), o);
   });
 
   std::vector<std::string> left;
@@ -458,6 +535,60 @@ std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs,
         left.push_back(test.name);
   }
   return left;
+}
+
+/// Whether a check times the GPU (speed checks are named "speed ...", as the build's RUN_SERIAL
+/// pattern says): its judge times the reference solution and needs the GPU to itself.
+bool times_the_gpu(const manifest::Exercise& exercise) {
+  for (const auto& check : exercise.checks)
+    if (check.name.rfind("speed", 0) == 0) return true;
+  return false;
+}
+
+/// The judges (GradeOptions::judge_outside): for each suite, its checks linked against the
+/// reference solutions, run without the GPU on what the student's processes recorded in
+/// `observations`; each writes its verdicts into a folder the student's box cannot see. A judge
+/// that times the reference for a speed check gets the GPU back for that child alone
+/// (CDPLAB_JUDGE_GPUS) and runs with nothing else on the GPU; the others run side by side.
+void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const fs::path& observations,
+                const GradeOptions& options) {
+  const fs::path verdicts = tree.dir().parent_path() / (tree.dir().filename().string() + "-verdicts");
+  std::error_code ignored;
+  fs::remove_all(verdicts, ignored);
+  fs::create_directories(verdicts);
+  std::string gpus;
+  bool gpus_named = false;
+  if (const auto it = options.env.find("CUDA_VISIBLE_DEVICES"); it != options.env.end()) {
+    gpus = it->second;
+    gpus_named = true;
+  } else if (const char* inherited = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    gpus = inherited;
+    gpus_named = true;
+  }
+  const auto judge = [&](Pending& p) {
+    p.verdicts_file = verdicts / (p.exercise->chapter + "." + p.exercise->stem + ".jsonl");
+    std::vector<std::string> checks;
+    for (const auto& check : p.exercise->checks) checks.push_back(check.name);
+    process::Options o;
+    o.env = options.env;
+    o.env["CUDA_VISIBLE_DEVICES"] = "";  // the judge runs no kernel: a stray CUDA call fails, never passes
+    if (gpus_named) o.env["CDPLAB_JUDGE_GPUS"] = gpus;
+    o.env["CDPLAB_JUDGE_DIR"] = observations.string();
+    o.env["CDPLAB_RESULTS_FILE"] = p.verdicts_file.string();
+    o.env["CDPLAB_SEED"] = std::to_string(options.seed);
+    o.env["CDPLAB_CHECK_SECONDS"] = std::to_string(options.check_seconds);
+    o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
+    const auto ran = process::run({p.judge_executable, "--test-case=" + test_case_filter(checks)}, o);
+    if (!ran.started || ran.timed_out || ran.signal != 0)
+      p.judge_output = (ran.started ? last_lines(ran.output, 15) : "") + "(" + ran.describe() + ")";
+    // The records have served: a full run of the references leaves about a gigabyte of them.
+    std::error_code ignored;
+    fs::remove_all(observations / (p.exercise->chapter + "." + p.exercise->stem), ignored);
+  };
+  std::vector<Pending*> alone, side_by_side;
+  for (auto* p : runs) (times_the_gpu(*p->exercise) ? alone : side_by_side).push_back(p);
+  for (auto* p : alone) judge(*p);
+  parallel_for(side_by_side.size(), options.check_jobs, [&](std::size_t i) { judge(*side_by_side[i]); });
 }
 
 /// Runs the checks of every pending exercise, `options.check_jobs` at a time (checks that must
@@ -477,11 +608,19 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   if (runs.empty()) return;
   const std::string token = std::to_string(fresh_seed());
   const std::string results = (tree.dir() / "cdplab-results" / "{suite}.jsonl").string();
-  const auto env = check_environment(options, results, token);
+  auto env = check_environment(options, results, token);
+  // Judged outside: the student's processes record their GPU steps here, in their own build tree.
+  const fs::path observations = tree.dir() / "cdplab-observations";
+  if (options.judge_outside) {
+    std::error_code ignored;
+    fs::remove_all(observations, ignored);
+    fs::create_directories(observations);
+    env["CDPLAB_OBSERVATIONS_DIR"] = observations.string();
+  }
   // Without the list of tests (one process per check asked for, or CTest could not list them),
   // CTest runs every test of the labels; with it, only those the shared processes left.
   const auto tests = options.shared_processes ? tree.list_tests(labels) : std::vector<TestInfo>{};
-  const auto left = tests.empty() ? std::vector<std::string>{} : run_shared_processes(runs, tests, env, options);
+  const auto left = tests.empty() ? std::vector<std::string>{} : run_shared_processes(runs, tests, env, options, tree);
   std::string run_output = "every check of the suite ran in a shared process, and CTest has no other test of it";
   if (tests.empty() || !left.empty()) {
     const auto ran = tree.test(labels, env, checks_limit(runs, options), options.check_jobs, left);
@@ -489,6 +628,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     if (!ran.started) run_output = "ctest could not be started";
     else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
   }
+  if (options.judge_outside) run_judges(runs, tree, observations, options);
   for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
   if (!options.sanitizer.empty()) run_sanitizer(runs, token, options);
 }
@@ -522,6 +662,9 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
     if (!reference_code_problem(files::read_text(entry->source)).empty()) continue;
     targets.push_back(entry->ptx_target);
     if (!exercise->checks.empty()) targets.push_back(entry->suite_target);
+    // A judge this tree builds itself (no grading kit) is not part of ALL.
+    if (options.judge_outside && !exercise->checks.empty() && !entry->judge_target.empty())
+      targets.push_back(entry->judge_target);
     if (options.progress) options.progress(*exercise, "building (every exercise in one build)");
   }
   if (targets.empty()) return true;
@@ -545,7 +688,15 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   std::vector<Pending> pendings;
   for (const auto* exercise : exercises) pendings.push_back(prepare_exercise(*exercise, tree, options, prebuilt));
   run_checks(pendings, tree, options, &seen);
-  for (auto& p : pendings) report.exercises.push_back(std::move(p.result));
+  // Feedback names no path of the grading machine.
+  const auto names = sandbox::path_names(tree);
+  for (auto& p : pendings) {
+    auto& e = p.result;
+    e.problem = sandbox::scrub_paths(e.problem, names);
+    e.build_log = sandbox::scrub_paths(e.build_log, names);
+    for (auto& item : e.items) item.feedback = sandbox::scrub_paths(item.feedback, names);
+    report.exercises.push_back(std::move(e));
+  }
   report.device = seen.device;
   report.gpu_problem = report.device.empty() ? seen.gpu_problem : "";
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

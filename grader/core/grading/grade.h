@@ -26,8 +26,18 @@ struct GradeOptions {
   /// check (shared_process.h); false: one process per check from the start.
   bool shared_processes = true;
   std::map<std::string, std::string> env;  ///< extra environment of the checks (CUDA_VISIBLE_DEVICES)
+  /// Decides every check in a judge process of its own (`cdplab grade`): the suite's checks linked
+  /// against the reference solutions, run with no GPU, which regenerates each check's inputs from
+  /// the seed and judges what the student's process recorded of its GPU steps (harness/observe.h).
+  /// The student's process then only produces records; nothing it writes can pass a check.
+  /// false (`cdplab check`): the suite's own process decides, as on a student's machine.
+  bool judge_outside = false;
   /// compute-sanitizer to run each suite under again (memcheck); empty: no such stage.
   std::string sanitizer;
+  /// How a command that runs the submission's code is started: the graded tree's
+  /// BuildTree::in_box (its sandbox, sandbox/submission.h); empty: as it is. The callers that give
+  /// a tree a box set it (`cdplab grade`); the sanitizer stage runs through it.
+  std::function<std::vector<std::string>(std::vector<std::string>)> in_box;
   /// Called before each stage of each exercise ("building", "rules", "checks").
   std::function<void(const manifest::Exercise&, const std::string& stage)> progress;
 };
@@ -69,6 +79,18 @@ struct CheckEvent {
   std::vector<std::string> notes;  ///< what a check reports whatever its outcome (a speed check's times)
   double seconds = 0;
 };
+
+/// The checks' events as the judge decides them: the judge's own events, except where it found no
+/// record of a check's steps ("unobserved": the student's process crashed, hung, skipped or never
+/// ran the check). There the student's process's last word on the check stands in, but only to
+/// say why: a skip stays a skip, anything else becomes "stopped", never a pass.
+std::vector<CheckEvent> judged_events(const manifest::Exercise& exercise, const std::vector<CheckEvent>& judge_events,
+                                      const std::vector<CheckEvent>& runner_events);
+
+/// A speed check ("speed ...") times a workload whose output the student's process judges itself,
+/// so it counts only beside correct results: when another check of the exercise did not pass, a
+/// passed speed check becomes failed, with the reason (fast code that is wrong earns nothing).
+void speed_counts_only_when_correct(std::vector<Item>& items);
 
 /// Reads the suites' JSON-lines results file; broken lines are ignored.
 std::vector<CheckEvent> read_check_events(const std::string& path);
