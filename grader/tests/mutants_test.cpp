@@ -179,11 +179,14 @@ Catalogue read_catalogue(const fs::path& file) {
   return c;
 }
 
-/// Every catalogue, in the order of their paths.
+/// Every catalogue, in the order of their paths. The mechanical sweep's equivalents files
+/// (<stem>.equivalent.toml, README.md) are no catalogues.
 std::vector<Catalogue> read_catalogues() {
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(kCatalogueDir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".toml") files.push_back(entry.path());
+    const std::string name = entry.path().filename().string();
+    const bool equivalents = name.size() > 16 && name.compare(name.size() - 16, 16, ".equivalent.toml") == 0;
+    if (entry.is_regular_file() && entry.path().extension() == ".toml" && !equivalents) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   std::vector<Catalogue> catalogues;
