@@ -474,7 +474,8 @@ std::string joined(const std::vector<std::string>& lines) {
 
 TEST_CASE("observe: a suite's judge decides its checks on the runner's records") {
   const fs::path dir = fresh_dir("suite");
-  const SuiteRun runner = run_suite(kObserveFixture, dir, false, "runner");
+  // The GPU hidden, on a machine with one too.
+  const SuiteRun runner = run_suite(kObserveFixture, dir, false, "runner", {{"CUDA_VISIBLE_DEVICES", ""}});
   INFO(runner.result.output);
   // Without a GPU the runner reports its GPU checks skipped; the others ran and recorded.
   REQUIRE(runner.last("doubled values") != nullptr);
