@@ -52,7 +52,7 @@ function(cdplab_add_chapter chapter)
       # A submission may lack a file: the grader reports it; the build goes on without it.
       message(STATUS "cdp-lab: ${test_name}: ${exercise_source} not found; not built")
       set(all_present FALSE)
-      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "" "" "" "")
+      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "" "" "" "" "")
       continue()
     endif()
 
@@ -104,7 +104,7 @@ function(cdplab_add_chapter chapter)
       PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout})
     cdplab_index_add("${chapter}" "${stem}" "${suite_target}" "$<TARGET_FILE:${suite_target}>"
                      "${exercise_source}" "${ptx_target}" "$<TARGET_OBJECTS:${ptx_target}>"
-                     "$<TARGET_FILE:${exercise_target}>" "${reference}" "${reference_target}")
+                     "$<TARGET_FILE:${exercise_target}>" "${reference}" "${reference_target}" "${exercise_target}")
   endforeach()
 
   set(driver_source "${PROJECT_SOURCE_DIR}/starter/drivers/${chapter}.cpp")
@@ -185,9 +185,9 @@ endfunction()
 # One exercise of <build>/cdplab-index.json. "judge" is the suite's reference twin (the judge of
 # `cdplab grade`, grader/harness/observe.h), "judge_target" its target when this tree builds it
 # (empty when it comes from a grading kit, whose tree builds it); both empty when there is none.
-function(cdplab_index_add chapter stem target executable source ptx_target ptx library judge judge_target)
+function(cdplab_index_add chapter stem target executable source ptx_target ptx library judge judge_target library_target)
   set_property(GLOBAL APPEND PROPERTY CDPLAB_EXERCISE_INDEX
-    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx_target\": \"${ptx_target}\", \"ptx\": \"${ptx}\", \"library\": \"${library}\", \"judge\": \"${judge}\", \"judge_target\": \"${judge_target}\"}")
+    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx_target\": \"${ptx_target}\", \"ptx\": \"${ptx}\", \"library\": \"${library}\", \"judge\": \"${judge}\", \"judge_target\": \"${judge_target}\", \"library_target\": \"${library_target}\"}")
 endfunction()
 
 # Writes <build>/cdplab-index.json: what this build tree holds, for the cdplab command line.

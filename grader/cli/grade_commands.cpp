@@ -464,6 +464,10 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
     build_dir = ctx.root / "build" / "grade" / (name + "-" + fingerprint(dir.string()).substr(0, 8));
   }
   build_dir = fs::absolute(build_dir).lexically_normal();  // the box shows it at this path
+  // A fresh tree every time: grading must not configure or read a tree that a submission's programs
+  // have written to before (a regrade, a reproduction with --seed).
+  std::error_code ignored;
+  fs::remove_all(build_dir, ignored);
   grading::BuildTree tree(ctx.root, build_dir, ctx.toolchain);
   if (!args.quiet) std::cerr << "cdplab: grading " << dir.string() << " (build tree " << build_dir.string() << ")\n";
   const auto configured =

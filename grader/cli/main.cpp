@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
                "archives (a fresh seed each time)");
   grade->add_option("folder", folder, "a submission folder, or a folder of submissions")->required();
   grade->add_option("--only", grade_args.names, "grade only these chapters or exercises");
-  grade->add_option("--build-dir", grade_args.build_dir, "one submission: the build tree to use (default: build/grade/<name>)");
+  grade->add_option("--build-dir", grade_args.build_dir, "one submission: the build tree to use, emptied first (default: build/grade/<name>)");
   add_report_options(grade);
   grade->add_option("--out", class_args.out, "a class: the results folder (default: <folder>-grades)");
   grade->add_option("--parallel", class_args.parallel, "a class: submissions built at the same time (default 2)")

@@ -209,7 +209,7 @@ ObservationProblem corrupt(const std::string& detail) {
 
 /// Judge: opens the file and checks its header against the running check.
 void open_for_judging(Session& s) {
-  s.fd = ::open(s.path.c_str(), O_RDONLY | O_CLOEXEC);
+  s.fd = ::open(s.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (s.fd < 0) {
     s.missing = true;
     return;

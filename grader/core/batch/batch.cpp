@@ -110,10 +110,12 @@ std::map<std::string, std::string> launch_graph_pictures(const grading::BuildTre
   if (dot.empty()) return svgs;
   for (const auto* e : exercises) {
     if (e->is_quiz()) continue;
-    const auto entry = tree.find(e->chapter, e->stem);
-    if (!entry || entry->ptx.empty() || !fs::exists(entry->ptx)) continue;
-    const auto graph = rules::analyze_ptx(files::read_text(entry->ptx));
-    const fs::path dot_file = tree.dir() / "cdplab-results" / (e->chapter + "." + e->stem + ".dot");
+    // The PTX as the grader took it before the submission's programs ran, and the picture drawn
+    // beside the tree: nothing is read from or written into the tree they could rewrite.
+    const std::string ptx = grading::compiled_ptx(tree, *e);
+    if (ptx.empty()) continue;
+    const auto graph = rules::analyze_ptx(ptx);
+    const fs::path dot_file = grading::beside_tree(tree, "-compiled") / (e->chapter + "." + e->stem + ".dot");
     fs::create_directories(dot_file.parent_path());
     std::ofstream(dot_file, std::ios::binary) << rules::to_dot(graph);
     const auto drawn = process::run({dot, "-Tsvg", dot_file.string()}, {"", {}, 60});
@@ -228,6 +230,10 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
       for (const auto* e : exercises) report.exercises.push_back(quiz::grade(*e, copy.dir));
       result.prepare_seconds = since(start);
     } else {
+      // A fresh tree every time: a regrade must not configure or read a tree that the submission's
+      // programs have written to before.
+      std::error_code ignored;
+      fs::remove_all(work / "build", ignored);
       grading::BuildTree tree(project_root, work / "build", toolchain);
       const auto configured = tree.configure(
           copy.dir, {"-DCDPLAB_BUILD_TOOLS=OFF", "-DCDPLAB_BUILD_TESTS=OFF", "-DCDPLAB_BUILD_DOCS=OFF"});
@@ -241,14 +247,15 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
           tree.set_sandbox(sandbox::submission_box(*options.sandbox, toolchain, copy.dir, work / "build"));
         say(submission.name + ": building");
         start = Clock::now();
-        // Before a GPU is taken; grade_all finds it done (its own build_all is then a quick no-op).
-        grading::build_all(exercises, tree, options.grade);
+        // Before a GPU is taken; grade_all takes its outcome and builds nothing again.
+        const bool built = grading::build_all(exercises, tree, options.grade);
         result.build_seconds = since(start);
 
         const int slot = gpus.acquire();
         start = Clock::now();
         grading::GradeOptions grade = options.grade;
         grade.seed = grading::fresh_seed();
+        grade.built = built;
         if (options.sandbox)
           grade.in_box = [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); };
         if (!devices.empty()) grade.env["CUDA_VISIBLE_DEVICES"] = devices[static_cast<std::size_t>(slot)];

@@ -64,6 +64,7 @@ void BuildTree::load_index() {
     entry.library = e.value("library", "");
     entry.judge = e.value("judge", "");
     entry.judge_target = e.value("judge_target", "");
+    entry.library_target = e.value("library_target", "");
     index_.push_back(entry);
   }
 }
@@ -142,8 +143,10 @@ std::vector<TestInfo> BuildTree::list_tests(const std::vector<std::string>& labe
   process::Options options;
   options.timeout_seconds = 60;
   options.output_limit = 64 << 20;
+  // In the box: CTest evaluates the tree's CTestTestfile.cmake files, which the submission's
+  // programs (run by the build to list each suite's checks) could have rewritten.
   const auto listed = process::run(
-      {tools_.ctest, "--test-dir", dir_.string(), "-L", exactly_one_of(labels), "--show-only=json-v1"}, options);
+      in_box({tools_.ctest, "--test-dir", dir_.string(), "-L", exactly_one_of(labels), "--show-only=json-v1"}), options);
   std::vector<TestInfo> tests;
   if (!listed.ok()) return tests;
   try {

@@ -33,6 +33,7 @@ struct IndexEntry {
   std::string library;      ///< the exercise compiled alone (a static library), for what it calls
   std::string judge;        ///< the suite linked against solutions/, which judges the records (harness/observe.h); empty: none
   std::string judge_target; ///< the judge's target when this tree builds it (not the kit's); empty otherwise
+  std::string library_target; ///< the target of `library`
   bool present() const { return !suite_target.empty(); }
 };
 

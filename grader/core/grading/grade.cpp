@@ -17,6 +17,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -75,11 +76,57 @@ std::string last_lines(const std::string& text, int count) {
   return out;
 }
 
+/// What the grader reads of an exercise's compiled code: its PTX (the rules), the symbols of its
+/// library (what it calls or defines of the grader) and what its compiler opened. Taken right after
+/// the code compiles, before any program of the submission has run (building a suite runs it to
+/// list its checks), and kept outside the box: a program of the submission can rewrite its build
+/// tree, never this.
+struct CompiledCode {
+  std::string ptx;
+  std::string symbols;         ///< `nm -C` of the library, defined and undefined; empty without nm
+  std::string opened_problem;  ///< sandbox::opened_outside_problem
+};
+
+fs::path compiled_file(const BuildTree& tree, const manifest::Exercise& exercise) {
+  return beside_tree(tree, "-compiled") / (exercise.chapter + "." + exercise.stem + ".json");
+}
+
+void take_compiled_code(const BuildTree& tree, const manifest::Exercise& exercise, const IndexEntry& entry) {
+  process::Options nm_options;
+  nm_options.timeout_seconds = 60;
+  nm_options.output_limit = std::size_t{64} << 20;
+  const auto symbols = entry.library.empty() ? process::Result{} : process::run({"nm", "-C", entry.library}, nm_options);
+  const nlohmann::json code{{"ptx", files::read_text(entry.ptx)},
+                            {"symbols", symbols.ok() ? symbols.output : ""},
+                            {"opened_problem", sandbox::opened_outside_problem(tree, entry)}};
+  fs::create_directories(compiled_file(tree, exercise).parent_path());
+  std::ofstream(compiled_file(tree, exercise), std::ios::binary) << code.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<CompiledCode> compiled_code(const BuildTree& tree, const manifest::Exercise& exercise) {
+  std::ifstream in(compiled_file(tree, exercise), std::ios::binary);
+  if (!in) return std::nullopt;
+  const auto code = nlohmann::json::parse(in, nullptr, false);
+  if (!code.is_object()) return std::nullopt;
+  return CompiledCode{code.value("ptx", ""), code.value("symbols", ""), code.value("opened_problem", "")};
+}
+
+/// Makes `dir` an empty directory of its own, whatever is there: a program of the submission may
+/// have put a link to somewhere else in its place, and nothing is followed through one.
+void fresh_directory(const fs::path& dir) {
+  std::error_code ignored;
+  if (fs::is_symlink(fs::symlink_status(dir, ignored))) fs::remove(dir, ignored);
+  fs::remove_all(dir, ignored);
+  fs::create_directories(dir);
+}
+
 /// The suite's name, which is also its CTest label and the prefix of its tests' names.
 std::string suite_label(const manifest::Exercise& exercise) { return exercise.chapter + "/" + exercise.stem; }
 
 fs::path results_file_for(const manifest::Exercise& exercise, const BuildTree& tree) {
   const fs::path dir = tree.dir() / "cdplab-results";
+  std::error_code ignored;
+  if (fs::is_symlink(fs::symlink_status(dir, ignored))) fs::remove(dir, ignored);  // never followed
   fs::create_directories(dir);
   // The harness writes "{suite}.jsonl" with its suite, "<chapter>/<stem>", spelt with a dot.
   const fs::path file = dir / (exercise.chapter + "." + exercise.stem + ".jsonl");
@@ -88,6 +135,10 @@ fs::path results_file_for(const manifest::Exercise& exercise, const BuildTree& t
 }
 
 }  // namespace
+
+fs::path beside_tree(const BuildTree& tree, const std::string& suffix) {
+  return tree.dir().parent_path() / (tree.dir().filename().string() + suffix);
+}
 
 std::uint64_t fresh_seed() {
   std::random_device device;
@@ -157,8 +208,15 @@ std::string explain_build_failure(const std::string& output) {
 
 std::vector<CheckEvent> read_check_events(const std::string& path) {
   std::vector<CheckEvent> events;
+  // The file lies where the submission's programs write: only a regular file is read (a link to
+  // /dev/zero or a FIFO is not), and only so much of it.
+  constexpr std::size_t kMostBytes = std::size_t{64} << 20;
+  std::error_code error;
+  if (!fs::is_regular_file(fs::symlink_status(path, error))) return events;
   std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
+  std::size_t read = 0;
+  for (std::string line; read < kMostBytes && std::getline(in, line);) {
+    read += line.size() + 1;
     const auto record = nlohmann::json::parse(line, nullptr, false);
     if (record.is_discarded() || !record.is_object()) continue;
     CheckEvent e;
@@ -320,26 +378,42 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
     return pending;
   }
 
-  if (!prebuilt) report("compiling");
-  const auto compiled = prebuilt ? already_built() : tree.build({entry->ptx_target}, options.build_seconds);
-  if (!compiled.ok()) {
-    result.problem = compiled.timed_out ? "compiling took too long (" + compiled.describe() + ")"
-                                        : exercise.file + " does not compile";
-    result.build_log = explain_build_failure(compiled.output);
-    fail_all(result, exercise, "not graded: " + exercise.file + " does not compile");
-    return pending;
+  // build_all compiled the exercise and took its code before any program of the submission ran;
+  // without that (it did not compile there, or grade_exercise alone), compile it now.
+  auto code = compiled_code(tree, exercise);
+  if (!code) {
+    report("compiling");
+    const auto compiled = tree.build({entry->ptx_target, entry->library_target}, options.build_seconds);
+    if (!compiled.ok() || options.judge_outside) {
+      // Graded: code that did not compile before the submission's programs ran is not taken now.
+      result.problem = compiled.timed_out ? "compiling took too long (" + compiled.describe() + ")"
+                                          : exercise.file + " does not compile";
+      result.build_log = explain_build_failure(compiled.output);
+      fail_all(result, exercise, "not graded: " + exercise.file + " does not compile");
+      return pending;
+    }
+    take_compiled_code(tree, exercise, *entry);
+    code = compiled_code(tree, exercise);
+    if (!code) throw std::runtime_error("cannot keep the compiled code of " + exercise.file + " beside " + tree.dir().string());
   }
 
   // What the compiler opened: a file outside the submission, the starter kit and the toolchain
   // (a grader header or a solution reached through a macro) refuses the exercise.
-  if (const std::string problem = sandbox::opened_outside_problem(tree, *entry); !problem.empty()) {
+  if (!code->opened_problem.empty()) {
+    result.problem = code->opened_problem;
+    fail_all(result, exercise, "not graded: " + code->opened_problem);
+    return pending;
+  }
+  // What the compiled exercise calls or defines of the grader: the source scan reads text, which a
+  // macro can hide (a call through an alias, an oracle's source included and compiled in).
+  if (const std::string problem = linked_reference_problem(code->symbols); !problem.empty()) {
     result.problem = problem;
     fail_all(result, exercise, "not graded: " + problem);
     return pending;
   }
 
   report("rules");
-  for (auto& item : evaluate_rules(exercise, files::read_text(entry->ptx))) result.items.push_back(item);
+  for (auto& item : evaluate_rules(exercise, code->ptx)) result.items.push_back(item);
 
   if (exercise.checks.empty()) return pending;
   if (!prebuilt) report("building");
@@ -352,20 +426,6 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
     result.build_log = explain_build_failure(built.output);
     fail_all(result, exercise, "not graded: the tests could not be built", /*checks_only=*/true);
     return pending;
-  }
-
-  // What the compiled exercise calls: the source scan above reads text, which a macro can hide.
-  if (!entry->library.empty()) {
-    process::Options nm_options;
-    nm_options.timeout_seconds = 60;
-    // Without nm (or without the library) there is nothing to read: the source scan stands alone.
-    const auto symbols = process::run({"nm", "-C", "--undefined-only", entry->library}, nm_options);
-    const std::string problem = symbols.ok() ? linked_reference_problem(symbols.output) : "";
-    if (!problem.empty()) {
-      result.problem = problem;
-      fail_all(result, exercise, "not graded: " + problem, /*checks_only=*/true);
-      return pending;
-    }
   }
   if (options.judge_outside && entry->judge.empty()) {
     result.problem = "this copy of the workbook has no reference build of " + suite_label(exercise) +
@@ -552,7 +612,7 @@ bool times_the_gpu(const manifest::Exercise& exercise) {
 /// (CDPLAB_JUDGE_GPUS) and runs with nothing else on the GPU; the others run side by side.
 void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const fs::path& observations,
                 const GradeOptions& options) {
-  const fs::path verdicts = tree.dir().parent_path() / (tree.dir().filename().string() + "-verdicts");
+  const fs::path verdicts = beside_tree(tree, "-verdicts");
   std::error_code ignored;
   fs::remove_all(verdicts, ignored);
   fs::create_directories(verdicts);
@@ -612,9 +672,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   // Judged outside: the student's processes record their GPU steps here, in their own build tree.
   const fs::path observations = tree.dir() / "cdplab-observations";
   if (options.judge_outside) {
-    std::error_code ignored;
-    fs::remove_all(observations, ignored);
-    fs::create_directories(observations);
+    fresh_directory(observations);
     env["CDPLAB_OBSERVATIONS_DIR"] = observations.string();
   }
   // Without the list of tests (one process per check asked for, or CTest could not list them),
@@ -628,7 +686,25 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     if (!ran.started) run_output = "ctest could not be started";
     else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
   }
-  if (options.judge_outside) run_judges(runs, tree, observations, options);
+  // The runners' results lie in the submission's tree too: a link put in place of their folder is
+  // not followed (what the runners wrote there explains a check at most; the judges decide).
+  {
+    std::error_code ignored;
+    const fs::path results_dir = tree.dir() / "cdplab-results";
+    if (fs::is_symlink(fs::symlink_status(results_dir, ignored))) fresh_directory(results_dir);
+  }
+  if (options.judge_outside) {
+    // The records lie in the submission's tree: a link put there in place of the folder, or of a
+    // suite's folder in it, leads nowhere. The checks it would have led to are left unobserved.
+    std::error_code ignored;
+    if (fs::is_symlink(fs::symlink_status(observations, ignored)) || !fs::is_directory(observations, ignored))
+      fresh_directory(observations);
+    for (const auto* p : runs) {
+      const fs::path suite = observations / (p->exercise->chapter + "." + p->exercise->stem);
+      if (fs::is_symlink(fs::symlink_status(suite, ignored))) fresh_directory(suite);
+    }
+    run_judges(runs, tree, observations, options);
+  }
   for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
   if (!options.sanitizer.empty()) run_sanitizer(runs, token, options);
 }
@@ -655,21 +731,38 @@ ExerciseResult not_graded(const manifest::Exercise& exercise, const std::string&
 
 bool build_all(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
                const GradeOptions& options) {
-  std::vector<std::string> targets;
+  std::error_code ignored;
+  fs::remove_all(beside_tree(tree, "-compiled"), ignored);
+  struct Compiled {
+    const manifest::Exercise* exercise;
+    IndexEntry entry;
+  };
+  std::vector<Compiled> compiled;
+  std::vector<std::string> code_targets;
   for (const auto* exercise : exercises) {
     const auto entry = exercise->is_quiz() ? std::nullopt : tree.find(exercise->chapter, exercise->stem);
     if (!entry || !entry->present()) continue;
     if (!reference_code_problem(files::read_text(entry->source)).empty()) continue;
-    targets.push_back(entry->ptx_target);
-    if (!exercise->checks.empty()) targets.push_back(entry->suite_target);
-    // A judge this tree builds itself (no grading kit) is not part of ALL.
-    if (options.judge_outside && !exercise->checks.empty() && !entry->judge_target.empty())
-      targets.push_back(entry->judge_target);
+    compiled.push_back({exercise, *entry});
+    code_targets.insert(code_targets.end(), {entry->ptx_target, entry->library_target});
     if (options.progress) options.progress(*exercise, "building (every exercise in one build)");
   }
-  if (targets.empty()) return true;
+  if (compiled.empty()) return true;
   const double seconds = options.build_seconds * static_cast<double>(exercises.size());
-  return tree.build(targets, seconds, /*keep_going=*/true).ok();
+  // First the exercises' own code, which runs nothing: what the grader reads of it is taken now.
+  const bool code_built = tree.build(code_targets, seconds, /*keep_going=*/true).ok();
+  std::vector<std::string> suite_targets;
+  for (const auto& c : compiled) {
+    if (!code_built && !tree.build({c.entry.ptx_target, c.entry.library_target}, options.build_seconds).ok()) continue;
+    take_compiled_code(tree, *c.exercise, c.entry);
+    if (c.exercise->checks.empty()) continue;
+    suite_targets.push_back(c.entry.suite_target);
+    // A judge this tree builds itself (no grading kit) is not part of ALL.
+    if (options.judge_outside && !c.entry.judge_target.empty()) suite_targets.push_back(c.entry.judge_target);
+  }
+  // Then the suites: building one runs it to list its checks, the submission's code with it.
+  const bool suites_built = suite_targets.empty() || tree.build(suite_targets, seconds, /*keep_going=*/true).ok();
+  return code_built && suites_built;
 }
 
 GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
@@ -684,7 +777,7 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   report.started_at = stamp;
   const auto start = std::chrono::steady_clock::now();
   DeviceSeen seen;
-  const bool prebuilt = build_all(exercises, tree, options);
+  const bool prebuilt = options.built ? *options.built : build_all(exercises, tree, options);
   std::vector<Pending> pendings;
   for (const auto* exercise : exercises) pendings.push_back(prepare_exercise(*exercise, tree, options, prebuilt));
   run_checks(pendings, tree, options, &seen);
@@ -701,6 +794,11 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   report.gpu_problem = report.device.empty() ? seen.gpu_problem : "";
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
+}
+
+std::string compiled_ptx(const BuildTree& tree, const manifest::Exercise& exercise) {
+  const auto code = compiled_code(tree, exercise);
+  return code ? code->ptx : "";
 }
 
 }  // namespace cdplab::grading

@@ -8,8 +8,10 @@
 #include "results/results.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,10 @@ struct GradeOptions {
   /// The student's process then only produces records; nothing it writes can pass a check.
   /// false (`cdplab check`): the suite's own process decides, as on a student's machine.
   bool judge_outside = false;
+  /// What build_all said when the caller ran it already for this grading (a class builds before it
+  /// takes a GPU): grade_all then builds nothing again. Building again would take the exercises'
+  /// compiled code after the submission's programs ran, which may have rewritten the tree.
+  std::optional<bool> built;
   /// compute-sanitizer to run each suite under again (memcheck); empty: no such stage.
   std::string sanitizer;
   /// How a command that runs the submission's code is started: the graded tree's
@@ -59,6 +65,14 @@ ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTre
 /// source is refused before it is compiled are left out. Returns whether everything built.
 bool build_all(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
                const GradeOptions& options);
+
+/// The PTX of an exercise as build_all took it, before any program of the submission ran (the
+/// launch graph a report draws); empty when it did not compile there.
+std::string compiled_ptx(const BuildTree& tree, const manifest::Exercise& exercise);
+
+/// A folder beside the build tree, outside the submission's box (which shows the tree alone):
+/// where the grader keeps what it must not read back from the tree ("-compiled", "-verdicts").
+std::filesystem::path beside_tree(const BuildTree& tree, const std::string& suffix);
 
 /// The result of an exercise that could not be graded at all: every item failed with `problem`.
 ExerciseResult not_graded(const manifest::Exercise& exercise, const std::string& problem);

@@ -10,8 +10,23 @@
 #include <mutex>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace cdplab::sandbox {
 namespace {
+
+/// Whether an environment variable of the grader's goes into a box: the locale, the paths of
+/// programs and libraries, and the CUDA, CMake, CTest, build tool and cdplab variables.
+bool passes_into_box(const std::string& name) {
+  static const char* const exact[] = {"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "LD_LIBRARY_PATH", "CC", "CXX",
+                                      "CUDACXX", "CUDAHOSTCXX", "SOURCE_DATE_EPOCH", "HOME", "TMPDIR"};
+  static const char* const prefixes[] = {"LC_", "CUDA_", "NVIDIA_", "CDPLAB_", "CMAKE_", "CTEST_", "NINJA_"};
+  for (const char* e : exact)
+    if (name == e) return true;
+  for (const char* p : prefixes)
+    if (name.rfind(p, 0) == 0) return true;
+  return false;
+}
 
 namespace fs = std::filesystem;
 
@@ -50,7 +65,9 @@ std::vector<std::string> command_line(const Box& box, const std::vector<std::str
                            "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/os-release"}) {
     if (fs::exists(file, error)) out.insert(out.end(), {"--ro-bind", file, file});
   }
-  out.insert(out.end(), {"--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys", "--tmpfs", "/tmp"});
+  // The box's /tmp lives in memory: a size keeps a submission from filling the machine's.
+  out.insert(out.end(), {"--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys", "--size", "1073741824",
+                         "--tmpfs", "/tmp"});
   for (const auto& device : box.devices) out.insert(out.end(), {"--dev-bind", device, device});
 
   // The box's own binds, outer folders first so that inner ones are mounted over them.
@@ -72,7 +89,15 @@ std::vector<std::string> command_line(const Box& box, const std::vector<std::str
 
   out.push_back("--unshare-all");  // user (when it can), IPC, PID, network, UTS, cgroup
   if (user_namespace) {
-    out.insert(out.end(), {"--unshare-user", "--uid", std::to_string(kBoxUser), "--gid", std::to_string(kBoxUser)});
+    out.insert(out.end(), {"--unshare-user", "--uid", std::to_string(kBoxUser), "--gid", std::to_string(kBoxUser),
+                           "--disable-userns"});
+  }
+  // Only the variables a build and a check need go in: the grader's environment may hold secrets,
+  // and what a program of the box prints can reach the feedback.
+  for (char** variable = environ; variable != nullptr && *variable != nullptr; ++variable) {
+    const std::string entry = *variable;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (!name.empty() && !passes_into_box(name)) out.insert(out.end(), {"--unsetenv", name});
   }
   out.insert(out.end(), {"--cap-drop", "ALL", "--die-with-parent", "--new-session", "--setenv", "HOME", "/tmp",
                          "--setenv", "TMPDIR", "/tmp"});
