@@ -8,6 +8,7 @@
 #include "files/files.h"
 #include "process/process.h"
 #include "report/report.h"
+#include "test_folders.h"
 
 #include <doctest/doctest.h>
 
@@ -37,17 +38,9 @@ const fs::path kWork = fs::path(CDPLAB_TEST_BINARY_DIR) / "batch-cases";
 const fs::path kRoot = CDPLAB_SOURCE_DIR;
 const std::string kCMake = CDPLAB_CMAKE;
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = kWork / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path fresh_dir(const std::string& name) { return cdplab::testing::empty_folder(kWork / name); }
 
-void write(const fs::path& file, const std::string& text) {
-  fs::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::binary) << text;
-}
+void write(const fs::path& file, const std::string& text) { cdplab::testing::write_file(file, text); }
 
 /// A shell script, executable.
 void write_script(const fs::path& file, const std::string& body) {

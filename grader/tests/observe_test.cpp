@@ -5,6 +5,7 @@
 
 #include "grading/grade.h"
 #include "process/process.h"
+#include "test_folders.h"
 
 #include "cdplab/check.h"
 #include "cdplab/fundamentals.h"
@@ -50,10 +51,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 /// A fresh record folder under the tests' build folder.
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(CDPLAB_TEST_BINARY_DIR) / "observe" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return cdplab::testing::empty_folder(fs::path(CDPLAB_TEST_BINARY_DIR) / "observe" / name);
 }
 
 const observe::CheckIdentity kCheck{"01-fundamentals/child_grids", "uniform ranges", 1234, "Test GPU", false};

@@ -8,6 +8,7 @@
 #include "process/process.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/submission.h"
+#include "test_folders.h"
 
 #include <doctest/doctest.h>
 
@@ -38,17 +39,9 @@ const fs::path kWork = fs::path(CDPLAB_TEST_BINARY_DIR) / "sandbox";
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-fs::path fresh(const std::string& name) {
-  const fs::path dir = kWork / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path fresh(const std::string& name) { return cdplab::testing::empty_folder(kWork / name); }
 
-void write(const fs::path& file, const std::string& text) {
-  fs::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::binary) << text;
-}
+void write(const fs::path& file, const std::string& text) { cdplab::testing::write_file(file, text); }
 
 /// A script standing in for a program.
 std::string script(const fs::path& file, const std::string& body) {

@@ -1,0 +1,24 @@
+/// @file test_folders.h
+/// @brief Folders and files that the project's tests make below their build folder.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace cdplab::testing {
+
+/// `dir`, emptied (or made): what an earlier run of the test left there is gone.
+inline std::filesystem::path empty_folder(const std::filesystem::path& dir) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// Writes `text` into `file` as it is, making its folder first.
+inline void write_file(const std::filesystem::path& file, const std::string& text) {
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << text;
+}
+
+}  // namespace cdplab::testing
