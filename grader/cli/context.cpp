@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <fstream>
+#include <algorithm>
 #include <sstream>
 
 namespace cdplab::cli {
@@ -43,14 +44,49 @@ std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook
   return out;
 }
 
+std::string nearest_name(const std::string& typed, const std::vector<std::string>& known) {
+  // Levenshtein distance, one row at a time.
+  const auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  std::size_t best_distance = 3;  // farther than two edits is no slip
+  for (const auto& name : known) {
+    const std::size_t d = name.rfind(typed, 0) == 0 && typed.size() >= 3 ? 1 : distance(typed, name);
+    if (d < best_distance) {
+      best = name;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
 const manifest::Exercise& find_exercise(const manifest::Workbook& book, const std::string& name) {
   if (const auto* e = book.find_exercise(name)) return *e;
   std::ostringstream known;
+  std::vector<std::string> names;
   for (const auto& chapter : book.chapters) {
     known << "\n  " << chapter.id << ":";
-    for (const auto& e : chapter.exercises) known << " " << e.id;
+    names.push_back(chapter.id);
+    for (const auto& e : chapter.exercises) {
+      known << " " << e.id;
+      names.push_back(e.id);
+    }
   }
-  throw UsageError("no chapter or exercise named '" + name + "'; there are:" + known.str());
+  const std::string nearest = nearest_name(name, names);
+  throw UsageError("no chapter or exercise named '" + name + "'" +
+                   (nearest.empty() ? "" : "; did you mean '" + nearest + "'?") + " There are:" + known.str());
 }
 
 int exit_code_for(const grading::GradeReport& report) {

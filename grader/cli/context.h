@@ -44,6 +44,10 @@ Context make_context(int jobs);
 std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook& book,
                                                         const std::vector<std::string>& names);
 
+/// The name among `known` that `typed` is most likely a slip of (at most two letters added,
+/// dropped or changed, or a prefix of it); empty when none is that near.
+std::string nearest_name(const std::string& typed, const std::vector<std::string>& known);
+
 /// Finds one exercise or throws UsageError listing the ids that exist.
 const manifest::Exercise& find_exercise(const manifest::Workbook& book, const std::string& name);
 

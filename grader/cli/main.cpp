@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 int main(int argc, char** argv) {
@@ -145,6 +146,19 @@ int main(int argc, char** argv) {
   bool write = false;
   auto* starters = app.add_subcommand("starters", "check (or --write) the starters in chapters/ against solutions/");
   starters->add_flag("--write", write, "regenerate the starters that differ");
+
+  // A first word that is no command: say so, with the command it is likely a slip of.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> commands;
+    for (const auto* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+    const std::string typed = argv[1];
+    if (std::find(commands.begin(), commands.end(), typed) == commands.end()) {
+      const std::string nearest = cdplab::cli::nearest_name(typed, commands);
+      std::cerr << "cdplab: '" << typed << "' is not a command"
+                << (nearest.empty() ? "" : "; did you mean '" + nearest + "'?") << " (cdplab --help lists them)\n";
+      return kUsageError;
+    }
+  }
 
   try {
     app.parse(argc, argv);

@@ -181,7 +181,16 @@ TEST_CASE("cdplab refuses bad arguments with status 2 and a message") {
   const auto unknown = cdplab_cli({"hint", "no-such-exercise"});
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.output.find("child-grids") != std::string::npos);  // lists what exists
-  CHECK(cdplab_cli({"frobnicate"}).exit_code == 2);
+  const auto frobnicate = cdplab_cli({"frobnicate"});
+  CHECK(frobnicate.exit_code == 2);
+  CHECK(frobnicate.output.find("'frobnicate' is not a command") != std::string::npos);
+  CHECK(frobnicate.output.find("did you mean") == std::string::npos);  // nothing near it
+  const auto slip = cdplab_cli({"chek"});
+  CHECK(slip.exit_code == 2);
+  CHECK(slip.output.find("did you mean 'check'?") != std::string::npos);
+  const auto near = cdplab_cli({"hint", "child-grid"});
+  CHECK(near.exit_code == 2);
+  CHECK(near.output.find("did you mean 'child-grids'?") != std::string::npos);
 
   // A class asking for more GPUs than it was given stops before building anything.
   make_submission("gpus-class/alice", {"child_grids.cu"});
