@@ -475,10 +475,8 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
   if (!configured.ok()) throw UsageError("configuring a build for " + dir.string() + " failed:\n" + configured.output);
 
   auto options = options_for(args, grading::fresh_seed());
-  if (box) {  // configured outside (CMake reads no file of the student's); built and run inside
-    tree.set_sandbox(sandbox::submission_box(*box, ctx.toolchain, dir, build_dir));
-    options.in_box = [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); };
-  }
+  // Configured outside (CMake reads no file of the student's); built and run inside.
+  if (box) tree.set_sandbox(sandbox::submission_box(*box, ctx.toolchain, dir, build_dir));
   options.judge_outside = true;  // the course's grade: judged outside the student's process
   auto report = grading::grade_all(exercises, tree, options, dir.string());
   report.tool_version = build_config::kVersion;

@@ -256,8 +256,6 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
         grading::GradeOptions grade = options.grade;
         grade.seed = grading::fresh_seed();
         grade.built = built;
-        if (options.sandbox)
-          grade.in_box = [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); };
         if (!devices.empty()) grade.env["CUDA_VISIBLE_DEVICES"] = devices[static_cast<std::size_t>(slot)];
         try {
           report = grading::grade_all(exercises, tree, grade, submission.source.string());

@@ -313,8 +313,13 @@ std::vector<CheckEvent> judged_events(const manifest::Exercise& exercise, const 
   return events;
 }
 
+namespace {
+/// Whether a check is a speed check: named "speed ...", as the build's RUN_SERIAL pattern says.
+bool is_speed_check(const std::string& name) { return name.rfind("speed", 0) == 0; }
+}  // namespace
+
 void speed_counts_only_when_correct(std::vector<Item>& items) {
-  const auto is_speed = [](const Item& item) { return item.name.rfind("speed", 0) == 0; };
+  const auto is_speed = [](const Item& item) { return is_speed_check(item.name); };
   std::string not_passed;
   for (const auto& item : items)
     if (item.kind == ItemKind::check && !is_speed(item) && item.outcome != Outcome::passed)
@@ -503,7 +508,8 @@ void finish_exercise(Pending& pending, const std::string& token, const std::stri
 /// The sanitizer stage: every check of a suite whose checks used the GPU runs again under the
 /// tools, `options.check_jobs` processes at a time (the tools slow kernels down many times, and
 /// much of their cost is on the CPU); the other suites get skipped items.
-void run_sanitizer(const std::vector<Pending*>& runs, const std::string& token, const GradeOptions& options) {
+void run_sanitizer(const std::vector<Pending*>& runs, const BuildTree& tree, const std::string& token,
+                   const GradeOptions& options) {
   std::vector<Pending*> on_gpu;
   for (auto* p : runs) {
     if (options.progress) options.progress(*p->exercise, "compute-sanitizer");
@@ -540,7 +546,7 @@ void run_sanitizer(const std::vector<Pending*>& runs, const std::string& token, 
     env["CDPLAB_CHECK_SECONDS"] = std::to_string(limit + 60);
     env["CDPLAB_UNDER_SANITIZER"] = "1";  // the speed checks skip themselves: timings mean nothing here
     found[i] = sanitizer::run_check(options.sanitizer, tools[jobs[i].tool], p.suite_executable, jobs[i].check, env,
-                                    limit, options.in_box);
+                                    limit, [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); });
   });
   for (std::size_t e = 0; e < on_gpu.size(); ++e) {
     for (std::size_t t = 0; t < tools.size(); ++t) {
@@ -597,11 +603,11 @@ std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs,
   return left;
 }
 
-/// Whether a check times the GPU (speed checks are named "speed ...", as the build's RUN_SERIAL
-/// pattern says): its judge times the reference solution and needs the GPU to itself.
+/// Whether an exercise has a speed check: its judge times the reference solution and needs the
+/// GPU to itself.
 bool times_the_gpu(const manifest::Exercise& exercise) {
   for (const auto& check : exercise.checks)
-    if (check.name.rfind("speed", 0) == 0) return true;
+    if (is_speed_check(check.name)) return true;
   return false;
 }
 
@@ -706,7 +712,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     run_judges(runs, tree, observations, options);
   }
   for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
-  if (!options.sanitizer.empty()) run_sanitizer(runs, token, options);
+  if (!options.sanitizer.empty()) run_sanitizer(runs, tree, token, options);
 }
 
 }  // namespace

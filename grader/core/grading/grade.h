@@ -40,10 +40,6 @@ struct GradeOptions {
   std::optional<bool> built;
   /// compute-sanitizer to run each suite under again (memcheck); empty: no such stage.
   std::string sanitizer;
-  /// How a command that runs the submission's code is started: the graded tree's
-  /// BuildTree::in_box (its sandbox, sandbox/submission.h); empty: as it is. The callers that give
-  /// a tree a box set it (`cdplab grade`); the sanitizer stage runs through it.
-  std::function<std::vector<std::string>(std::vector<std::string>)> in_box;
   /// Called before each stage of each exercise ("building", "rules", "checks").
   std::function<void(const manifest::Exercise&, const std::string& stage)> progress;
 };
