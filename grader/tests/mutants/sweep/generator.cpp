@@ -1133,6 +1133,8 @@ std::uint64_t hash_text(const std::string& text) {
   return h;
 }
 
+bool is_ordering_operator(const std::string& op) { return op == "sync-removed" || op == "fence-removed"; }
+
 std::vector<std::size_t> stratified_order(const std::vector<Mutant>& mutants, const std::vector<bool>& excluded) {
   std::map<std::string, std::size_t> rank;
   for (std::size_t i = 0; i < operators().size(); ++i) rank[operators()[i].name] = i;
@@ -1149,6 +1151,13 @@ std::vector<std::size_t> stratified_order(const std::vector<Mutant>& mutants, co
     });
   }
   std::vector<std::size_t> order;
+  // The lessons' ordering musts first, all of them: every barrier or fence a reference has must
+  // lose points when it is removed (is_ordering_operator).
+  for (std::size_t g = 0; g < operators().size(); ++g) {
+    if (!is_ordering_operator(operators()[g].name)) continue;
+    order.insert(order.end(), groups[g].begin(), groups[g].end());
+    groups[g].clear();
+  }
   for (std::size_t round = 0;; ++round) {
     bool any = false;
     for (const auto& group : groups) {

@@ -79,10 +79,15 @@ std::vector<int> duplicates(const std::string& source, const std::vector<Mutant>
 /// A stable 64-bit hash (FNV-1a) of a text.
 std::uint64_t hash_text(const std::string& text);
 
-/// The indices of `mutants` in the order a sample takes them: round robin over the operators
-/// (in the order of operators()), each operator's mutants in an order fixed by their ids' hashes.
-/// The first N of this order are an operator-stratified sample that is the same on every run and
-/// does not change when an unrelated site is added. Skips the indices in `excluded`.
+/// Whether `op` removes a barrier or a fence (sync-removed, fence-removed): a sample takes every
+/// such mutant, since every one of them must lose points.
+bool is_ordering_operator(const std::string& op);
+
+/// The indices of `mutants` in the order a sample takes them: first every mutant of an ordering
+/// operator, then round robin over the other operators (in the order of operators()), each
+/// operator's mutants in an order fixed by their ids' hashes. The first N of this order are an
+/// operator-stratified sample that is the same on every run and does not change when an unrelated
+/// site is added. Skips the indices in `excluded`.
 std::vector<std::size_t> stratified_order(const std::vector<Mutant>& mutants, const std::vector<bool>& excluded = {});
 
 }  // namespace cdplab::sweep
