@@ -17,6 +17,7 @@
 /// do nothing (release_after_check) or replay what the runner recorded (launch_pool_stress.h).
 #pragma once
 
+#include "launch_count.h"
 #include "observe.h"
 
 #include "cdplab/random.h"

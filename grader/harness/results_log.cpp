@@ -2,6 +2,7 @@
 
 #include "device_limits.h"
 #include "harness.h"
+#include "launch_count.h"
 #include "observe.h"
 #include "poison.h"
 
@@ -233,9 +234,10 @@ class ResultsListener : public doctest::IReporter {
     // Not under compute-sanitizer: that run looks for the tools' findings, not for results that
     // uninitialised shared memory would change, and the poisoning kernel would only slow it down.
     // Never in a judge, which has no GPU.
-    if (std::strcmp(tc.m_test_suite, "gpu") == 0 && !state().device.empty() && !under_sanitizer() &&
-        observe_mode() != ObserveMode::judge)
-      poison_shared_memory();
+    const bool gpu_run = std::strcmp(tc.m_test_suite, "gpu") == 0 && !state().device.empty() &&
+                         observe_mode() != ObserveMode::judge;
+    if (gpu_run && !under_sanitizer()) poison_shared_memory();
+    if (gpu_run) clear_launch_count();  // counted launches start from zero (launch_count.h)
   }
   void test_case_reenter(const doctest::TestCaseData&) override {}
 

@@ -91,7 +91,7 @@ TEST_CASE("grade the solutions") {
   if (has_gpu(report)) CHECK(report.points() == doctest::Approx(report.max_points()));
   else CHECK_FALSE(report.gpu_problem.empty());
 
-  // The processes that wrote child-grids' records: its four checks pass (or are skipped, without
+  // The processes that wrote child-grids' records: its five checks pass (or are skipped, without
   // a GPU) in one shared process; with --process-per-check each has its own.
   const auto processes = [] {
     std::set<long> pids;
@@ -104,7 +104,7 @@ TEST_CASE("grade the solutions") {
                                  "--build-dir", (kWork / "build-solutions").string(), "--process-per-check"});
   INFO(alone.output);
   CHECK((alone.exit_code == 0 || alone.exit_code == 3));
-  CHECK(processes() == 4);
+  CHECK(processes() == 5);
 }
 
 TEST_CASE("grade the starters") {

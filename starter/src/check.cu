@@ -18,6 +18,7 @@ struct DeviceReport {
   int first_error;
   int first_line;
   char first_file[kPlaceChars];
+  unsigned long long launches_checked;  // every CDPLAB_CHECK_LAUNCH(), failed or not
 };
 
 __device__ DeviceReport g_device_report;
@@ -40,6 +41,7 @@ std::string base_name(const char* path) {
 }  // namespace
 
 __device__ void record_device_launch(cudaError_t code, const char* file, int line) {
+  atomicAdd(&g_device_report.launches_checked, 1ull);
   if (code == cudaSuccess) return;
   if (atomicAdd(&g_device_report.launch_failures, 1) == 0) {
     g_device_report.first_error = static_cast<int>(code);
@@ -102,6 +104,12 @@ void check_host_call(cudaError_t code, const char* call, const char* file, int l
 void reset_device_report() {
   DeviceReport clean{};
   CDPLAB_CHECK(cudaMemcpyToSymbol(g_device_report, &clean, sizeof clean));
+}
+
+unsigned long long device_launches_checked() {
+  DeviceReport report{};
+  CDPLAB_CHECK(cudaMemcpyFromSymbol(&report, g_device_report, sizeof report));
+  return report.launches_checked;
 }
 
 void throw_if_device_reported() {

@@ -12,12 +12,13 @@ namespace {
 namespace oracle = cdplab::oracle::fundamentals;
 
 /// Sums `n` random integers in [-1000, 1000] with at most `max_depth` levels and judges it.
-void expect_sum(cdplab::Random& rng, std::size_t n, unsigned max_depth) {
-  const auto values = oracle::random_ints(rng, n, -1000, 1000);
+void expect_sum(cdplab::Random& rng, std::size_t n, unsigned max_depth, int lo = -1000, int hi = 1000) {
+  const auto values = oracle::random_ints(rng, n, lo, hi);
   const auto found =
       cdplab::harness::observed("recursive_sum", [&] { return cdplab::fundamentals::recursive_sum(values, max_depth); });
   const auto verdict = oracle::judge_reduction(values, max_depth, found);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  if (verdict.ok) cdplab::harness::expect_launches_at_most(found.depth - 1, "level after the first, launched once");
 }
 
 }  // namespace
@@ -48,4 +49,13 @@ GPU_CHECK("depth bound") {
 GPU_CHECK("empty input") {
   cdplab::Random rng = cdplab::harness::check_rng();
   expect_sum(rng, 0, 4);
+}
+
+GPU_CHECK("sums past 32 bits") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Values near the ends of int: a single thread's share, a block's partial and the total all
+  // leave 32 bits (positive, then negative), so a sum, a partial or a buffer of 32-bit integers
+  // anywhere on the way gives a wrong total.
+  expect_sum(rng, (std::size_t{1} << 21) + 4321, 8, 1 << 30, 2147483647);
+  expect_sum(rng, (std::size_t{1} << 21) + 4321, 8, -2147483647 - 1, -(1 << 30));
 }

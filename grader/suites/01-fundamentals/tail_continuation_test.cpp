@@ -18,6 +18,8 @@ void expect_pipeline(cdplab::Random& rng, std::size_t n) {
   const auto found = cdplab::harness::observed("run_pipeline", [&] { return cdplab::fundamentals::run_pipeline(input); });
   const auto verdict = oracle::judge_pipeline(input, found);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  // step_x, step_y, step_z and the tail-launched pipeline_finish: one launch each.
+  cdplab::harness::expect_launches_at_most(n == 0 ? 0 : 4, "step and one for the finish");
 }
 
 }  // namespace

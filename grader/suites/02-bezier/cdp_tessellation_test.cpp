@@ -63,6 +63,7 @@ struct Workload {
       // The records live in global memory; their buffers do not.
       return Tessellated{device->out.download(), support::gather_vertices(device->out.data(), n, t.max_vertices)};
     });
+    cdplab::harness::expect_launches_at_most(static_cast<unsigned long long>(n), "line");
     return oracle::judge_lines(host, t, oracle::found_from_records(found.records, found.gathered), kEmpty);
   }
 };
@@ -94,6 +95,15 @@ GPU_CHECK("counts match curvature") {
   auto lines = oracle::lines_with_curvatures(rng, 600, 0.0, 1.5);
   for (int i = 0; i < 8; ++i) lines.push_back(oracle::closed_line(rng, rng.uniform(0.0, 1.5)));
   expect_tessellation(lines, t);
+}
+
+GPU_CHECK("lines of more than 1024 vertices") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Up to 3000 vertices a line: a child grid of one block of `count` threads cannot launch past
+  // 1024 threads, so only a child of several blocks draws these lines (3 MiB of buffers: the
+  // default device heap holds them).
+  const Tessellation t{1500.0f, 900, 3000};
+  expect_tessellation(oracle::lines_with_curvatures(rng, 120, 0.5, 2.5), t);
 }
 
 GPU_CHECK("many lines") {

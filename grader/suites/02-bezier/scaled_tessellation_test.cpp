@@ -183,6 +183,13 @@ GPU_CHECK("ten thousand lines fire and forget") {
   expect_scaled(oracle::lines_with_curvatures(rng, n, 0.0, 2.5), ChildStream::fire_and_forget, Tessellation{});
 }
 
+GPU_CHECK("no lines") {
+  // n = 0: nothing to launch (a grid of zero blocks is a launch error) and no limit to size (a
+  // worst case per line times no lines); both streams.
+  expect_scaled({}, ChildStream::named, Tessellation{});
+  expect_scaled({}, ChildStream::fire_and_forget, Tessellation{});
+}
+
 GPU_CHECK("heap sized from the workload") {
   // Measured on an H100 (CUDA 13.0): under memcheck this check did not finish in 250 s; with
   // memcheck's device-heap checking turned off (--check-device-heap no) it took a second. The

@@ -35,6 +35,8 @@ void expect_tree(const oracle::Points& points, const Box& bounds, const Quadtree
   }
   const auto verdict = oracle::judge_quadtree(points.x, points.y, bounds, params, tree);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  // One launch of a 4-block grid per split node (one block per child), never four 1-block grids.
+  if (verdict.ok) cdplab::harness::expect_launches_at_most(oracle::internal_nodes(tree), "split node (a grid of 4 blocks)");
 }
 
 }  // namespace

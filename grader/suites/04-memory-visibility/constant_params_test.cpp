@@ -13,6 +13,9 @@ namespace {
 
 namespace oracle = cdplab::oracle::visibility;
 
+/// The values of one segment, one child each (kSegmentSize of the exercise's given code).
+constexpr std::size_t kSegmentValues = 4096;
+
 /// Evaluates a polynomial of `count` random coefficients at `n` random points and judges it.
 void expect_polynomial(cdplab::Random& rng, std::size_t n, std::size_t count) {
   const auto x = cdplab::uniform_floats(rng, n, -1.5f, 1.5f);
@@ -21,6 +24,7 @@ void expect_polynomial(cdplab::Random& rng, std::size_t n, std::size_t count) {
       "evaluate_polynomial", [&] { return cdplab::visibility::evaluate_polynomial(x, coefficients); });
   const auto verdict = oracle::judge_polynomial(x, coefficients, found);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  cdplab::harness::expect_launches_at_most((n + kSegmentValues - 1) / kSegmentValues, "segment of 4096 values");
 }
 
 }  // namespace

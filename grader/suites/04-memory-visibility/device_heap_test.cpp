@@ -64,3 +64,10 @@ GPU_CHECK("host cannot free device heap") {
                 "the host's cudaFree of a device-heap pointer returned cudaSuccess; expected an error: memory "
                 "allocated by cudaMalloc in device code can only be freed in device code");
 }
+
+GPU_CHECK("sums past 32 bits") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // The sum of 1 .. s leaves 32 bits from s = 92682 on: every buffer here is longer, so a sum
+  // kept in a 32-bit integer anywhere on the way is wrong (about 25 MiB of buffers in all).
+  expect_sums(random_sizes(rng, 48, 92682, 131072));
+}

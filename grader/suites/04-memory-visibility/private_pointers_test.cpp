@@ -22,6 +22,7 @@ void expect_scaling(cdplab::Random& rng, std::size_t n) {
       cdplab::harness::observed("scale_by_segment_sums", [&] { return cdplab::visibility::scale_by_segment_sums(in); });
   const auto verdict = oracle::judge_segment_scaling(in, found);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  cdplab::harness::expect_launches_at_most((n + oracle::kSegmentSize - 1) / oracle::kSegmentSize, "segment");
 }
 
 }  // namespace

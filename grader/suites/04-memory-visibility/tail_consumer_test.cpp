@@ -1,6 +1,7 @@
 // Checks of exercise tail-consumer: consume_after_child and its kernels produce_parent /
 // consume_segment, with the grader's delayed_child in between.
 #include "harness.h"
+#include "launch_pool_stress.h"
 
 #include "04-memory-visibility.h"
 #include "cdplab/random.h"
@@ -28,6 +29,9 @@ void expect_consumption(cdplab::Random& rng, std::size_t n, unsigned delay_ns) {
       "consume_after_child", [&] { return cdplab::visibility::consume_after_child(seed, delay_ns); });
   const auto verdict = oracle::judge_consumption(seed, delay_ns, found);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  // A child and a consumer per segment of the parent's block size (the oracle's segment size).
+  cdplab::harness::expect_launches_at_most(2 * ((n + oracle::kSegmentSize - 1) / oracle::kSegmentSize),
+                                           "segment's child and one per segment's consumer");
 }
 
 }  // namespace
@@ -45,4 +49,13 @@ GPU_CHECK("child takes 200 us") {
 GPU_CHECK("child takes 2 ms") {
   cdplab::Random rng = cdplab::harness::check_rng();
   expect_consumption(rng, 100003, 2000000);
+}
+
+GPU_CHECK("more launches than the pool holds") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Each block has its child and its consumer pending at once, and the given code sizes the pool
+  // for both. Here the pool starts at 32 entries, as another part of a program may leave it, and
+  // 80 launches would not fit without the reservation.
+  cdplab::harness::shrink_pending_launch_pool();
+  expect_consumption(rng, 10007, 200000);
 }

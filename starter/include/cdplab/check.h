@@ -62,7 +62,13 @@ void reset_device_report();
 /// cudaDeviceSynchronize on the host) and throws NotImplemented or DeviceLaunchError.
 void throw_if_device_reported();
 
-/// Device side: records a failed launch (`code` != cudaSuccess); the first one keeps its place.
+/// How many device-side launches CDPLAB_CHECK_LAUNCH() checked since the last
+/// reset_device_report(), failed or not. The grader compares it with the launches a lesson asks
+/// for: a thread that launches its child twice gets the same output with twice the launches.
+unsigned long long device_launches_checked();
+
+/// Device side: counts a checked launch and records it if it failed (`code` != cudaSuccess); the
+/// first failure keeps its place.
 __device__ void record_device_launch(cudaError_t code, const char* file, int line);
 
 /// Device side: records that a TODO marker was reached.
