@@ -181,12 +181,8 @@ GPU_CHECK("ten thousand lines fire and forget") {
   cdplab::harness::shrink_pending_launch_pool();
   const int n = cdplab::harness::tenth_under_sanitizer(kLines);
   expect_scaled(oracle::lines_with_curvatures(rng, n, 0.0, 2.5), ChildStream::fire_and_forget, Tessellation{});
-}
-
-GPU_CHECK("no lines") {
   // n = 0: nothing to launch (a grid of zero blocks is a launch error) and no limit to size (a
-  // worst case per line times no lines); both streams.
-  expect_scaled({}, ChildStream::named, Tessellation{});
+  // worst case per line times no lines).
   expect_scaled({}, ChildStream::fire_and_forget, Tessellation{});
 }
 
