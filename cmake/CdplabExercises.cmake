@@ -69,6 +69,8 @@ function(cdplab_add_chapter chapter)
     set_target_properties(${ptx_target} PROPERTIES CUDA_PTX_COMPILATION ON
       CUDA_SEPARABLE_COMPILATION ON CUDA_ARCHITECTURES "${CDPLAB_PTX_ARCHITECTURE}-virtual")
     target_link_libraries(${ptx_target} PRIVATE cdplab::starter ${support_target})
+    # -lineinfo: .loc directives, so that a rule's finding names the student's source line.
+    target_compile_options(${ptx_target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
 
     # The checks do not depend on the exercise: compiled once, shared by the suite and its
     # reference twin, and by every submission's tree through the grading kit.

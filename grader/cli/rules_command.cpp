@@ -28,7 +28,7 @@ const manifest::Exercise* exercise_of(const manifest::Workbook& book, const fs::
 int run_rules(Context& ctx, const std::string& file, bool dot, const std::string& exercise_name) {
   const fs::path source = fs::absolute(file);
   const fs::path ptx = fs::temp_directory_path() / ("cdplab-rules-" + std::to_string(getpid()) + ".ptx");
-  std::vector<std::string> argv = {build_config::kNvcc, "-ptx", "-rdc=true", "-std=c++17",
+  std::vector<std::string> argv = {build_config::kNvcc, "-ptx", "-rdc=true", "-std=c++17", "-lineinfo",
                                    "-arch=compute_" + build_config::kPtxArchitecture,
                                    "-I" + (ctx.root / "starter" / "include").string()};
   // Grader-side kernels an exercise may call live beside its suite.
@@ -45,7 +45,8 @@ int run_rules(Context& ctx, const std::string& file, bool dot, const std::string
   }
   const std::string text = read_text(ptx);
   fs::remove(ptx);
-  const auto graph = rules::analyze_ptx(text);
+  auto graph = rules::analyze_ptx(text);
+  graph.attach_source(source.filename().string(), read_text(source));
   if (dot) {
     std::cout << rules::to_dot(graph);
     return kAllPassed;

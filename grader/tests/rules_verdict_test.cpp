@@ -2,6 +2,8 @@
 // good fixture and failing on a bad one with an expected/found a student can act on.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -197,7 +199,7 @@ stream = ["tail"]
   CHECK(good.passed);
   CHECK(good.expected ==
         "produce launches consume from device code, only into cudaStreamTailLaunch");
-  CHECK(contains(good.found, "produce launches consume into cudaStreamTailLaunch (PTX line "));
+  CHECK(contains(good.found, "produce launches consume into cudaStreamTailLaunch ("));
 
   // The same shape of exercise with the child in the NULL stream.
   const RuleVerdict wrong_stream = judge(R"(
@@ -209,7 +211,7 @@ stream = ["tail"]
                                          "stream_null");
   CHECK_FALSE(wrong_stream.passed);
   CHECK(contains(wrong_stream.found,
-                 "the launch of fill from fill_parent uses the NULL stream (PTX line "));
+                 "the launch of fill from fill_parent uses the NULL stream ("));
 
   const RuleVerdict nothing = judge("kind = \"launches\"\nkernel = \"consume\"", "stream_tail");
   CHECK_FALSE(nothing.passed);
@@ -218,7 +220,7 @@ stream = ["tail"]
   const RuleVerdict other_child =
       judge("kind = \"launches\"\nkernel = \"root\"\nchild = \"root\"", "recursion_self");
   CHECK_FALSE(other_child.passed);
-  CHECK(contains(other_child.found, "root launches refine (PTX line "));
+  CHECK(contains(other_child.found, "root launches refine ("));
   CHECK(contains(other_child.found, "but not root"));
 
   const RuleVerdict missing =
@@ -251,12 +253,12 @@ stream = ["tail"]
 TEST_CASE("rule recursion passes and fails") {
   const RuleVerdict self = judge("kind = \"recursion\"\nkernel = \"refine\"", "recursion_self");
   CHECK(self.passed);
-  CHECK(contains(self.found, "refine launches itself (PTX line "));
+  CHECK(contains(self.found, "refine launches itself ("));
 
   const RuleVerdict mutual = judge("kind = \"recursion\"\nkernel = \"ping\"", "recursion_mutual");
   CHECK(mutual.passed);
-  CHECK(contains(mutual.found, "ping launches pong (PTX line "));
-  CHECK(contains(mutual.found, "pong launches ping (PTX line "));
+  CHECK(contains(mutual.found, "ping launches pong ("));
+  CHECK(contains(mutual.found, "pong launches ping ("));
 
   const RuleVerdict entry = judge("kind = \"recursion\"\nkernel = \"start\"", "recursion_mutual");
   CHECK_FALSE(entry.passed);
@@ -277,7 +279,7 @@ TEST_CASE("rule creates_stream passes and fails") {
   };
   const RuleVerdict good = judge(with("fan_out"), "stream_named");
   CHECK(good.passed);
-  CHECK(contains(good.found, "fan_out creates a stream with cudaStreamNonBlocking (PTX line "));
+  CHECK(contains(good.found, "fan_out creates a stream with cudaStreamNonBlocking ("));
 
   const RuleVerdict blocking = judge(with("fan_out_default"), "stream_named");
   CHECK_FALSE(blocking.passed);
@@ -296,10 +298,10 @@ TEST_CASE("rule device_malloc passes and fails") {
   const RuleVerdict runtime =
       judge("kind = \"device_malloc\"\nkernel = \"heap_runtime\"", "device_heap");
   CHECK(runtime.passed);
-  CHECK(contains(runtime.found, "heap_runtime calls cudaMalloc (PTX line "));
+  CHECK(contains(runtime.found, "heap_runtime calls cudaMalloc ("));
   const RuleVerdict libc = judge("kind = \"device_malloc\"\nkernel = \"heap_libc\"", "device_heap");
   CHECK(libc.passed);
-  CHECK(contains(libc.found, "heap_libc calls malloc (PTX line "));
+  CHECK(contains(libc.found, "heap_libc calls malloc ("));
   CHECK(judge("kind = \"device_malloc\"", "device_heap").passed);
 
   const RuleVerdict none = judge("kind = \"device_malloc\"\nkernel = \"heap_none\"", "device_heap");
@@ -316,11 +318,11 @@ TEST_CASE("rule device_free passes and fails") {
   // The tail-launched child frees what the parent allocated.
   const RuleVerdict child_frees = judge("kind = \"device_free\"", "global_only");
   CHECK(child_frees.passed);
-  CHECK(contains(child_frees.found, "release calls cudaFree (PTX line "));
+  CHECK(contains(child_frees.found, "release calls cudaFree ("));
 
   const RuleVerdict leak = judge("kind = \"device_free\"\nkernel = \"heap_leak\"", "device_heap");
   CHECK_FALSE(leak.passed);
-  CHECK(contains(leak.found, "heap_leak allocates with cudaMalloc (PTX line "));
+  CHECK(contains(leak.found, "heap_leak allocates with cudaMalloc ("));
   CHECK(contains(leak.found, "but calls neither cudaFree nor free in device code"));
   const RuleVerdict none = judge("kind = \"device_free\"\nkernel = \"heap_none\"", "device_heap");
   CHECK_FALSE(none.passed);
@@ -331,7 +333,7 @@ TEST_CASE("rule shared_atomics passes and fails") {
   const RuleVerdict shared =
       judge("kind = \"shared_atomics\"\nkernel = \"histogram_shared\"", "atomics");
   CHECK(shared.passed);
-  CHECK(contains(shared.found, "histogram_shared performs atom.shared.add.u32 (PTX line "));
+  CHECK(contains(shared.found, "histogram_shared performs atom.shared.add.u32 ("));
   const RuleVerdict helper =
       judge("kind = \"shared_atomics\"\nkernel = \"count_via_helper\"", "atomics");
   CHECK(helper.passed);
@@ -359,7 +361,7 @@ TEST_CASE("rule no_private_pointers passes and fails") {
   CHECK_FALSE(local.passed);
   CHECK(contains(
       local.found,
-      "the launch of sum_child from pass_local passes the address of a local variable (PTX line "));
+      "the launch of sum_child from pass_local passes the address of a local variable ("));
 
   const RuleVerdict shared = judge("kind = \"no_private_pointers\"", "private_shared");
   CHECK_FALSE(shared.passed);
@@ -411,7 +413,7 @@ TEST_CASE("rule distinct_streams fails only when two launches certainly share a 
   const RuleVerdict together = judge(rule + "\"halves_together\"", "stream_pairs");
   CHECK_FALSE(together.passed);
   CHECK(contains(together.found, "go into the same stream"));
-  CHECK(contains(together.found, "PTX line"));
+  CHECK(contains(together.found, ".cu:"));
   // A variable written again between the launches holds another stream.
   CHECK(judge(rule + "\"reuse_variable\"", "stream_pairs").passed);
   // The stream the kernel was handed: the same for both launches.
@@ -428,8 +430,8 @@ TEST_CASE("rule barrier_before_shared_atomics passes and fails") {
   CHECK(judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"count_guarded\"", "barriers").passed);
   const RuleVerdict unguarded = judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"count_unguarded\"", "barriers");
   CHECK_FALSE(unguarded.passed);
-  CHECK(contains(unguarded.found, "the shared-memory atomic at PTX line "));
-  CHECK(contains(unguarded.found, "follows the store to __shared__ memory at PTX line "));
+  CHECK(contains(unguarded.found, "the shared-memory atomic at "));
+  CHECK(contains(unguarded.found, "follows the store to __shared__ memory at "));
   CHECK(contains(unguarded.found, "with no barrier in between"));
   // A warp barrier orders what one warp does with its own counters.
   CHECK(judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"count_warp_private\"", "barriers").passed);
@@ -444,8 +446,8 @@ TEST_CASE("rule barrier_before_launch passes and fails") {
   CHECK(guarded.found == "a barrier lies between publish_guarded's stores and each of its launches");
   const RuleVerdict unguarded = judge("kind = \"barrier_before_launch\"\nkernel = \"publish_unguarded\"", "barriers");
   CHECK_FALSE(unguarded.passed);
-  CHECK(contains(unguarded.found, "the launch at PTX line "));
-  CHECK(contains(unguarded.found, "follows the store to memory at PTX line "));
+  CHECK(contains(unguarded.found, "the launch at "));
+  CHECK(contains(unguarded.found, "follows the store to memory at "));
   CHECK(judge("kind = \"barrier_before_launch\"\nkernel = \"publish_nothing\"", "barriers").passed);
   CHECK_FALSE(judge("kind = \"barrier_before_launch\"\nkernel = \"count_guarded\"", "barriers").passed);
 }
@@ -493,4 +495,27 @@ TEST_CASE("rule launch_checked: every path from a launch to the kernel's end pas
   const RuleVerdict none = judge("kind = \"launch_checked\"\nkernel = \"launches_nothing\"", "launch_checks");
   CHECK_FALSE(none.passed);
   CHECK(contains(none.found, "launches nothing"));
+}
+
+TEST_CASE("a finding names the source line, and quotes it, where the PTX has line information") {
+  const std::string source = cdplab::files::read_text(std::filesystem::path(CDPLAB_SOURCE_DIR) /
+                                                      "grader/tests/fixtures/rules/launch_checks.cu");
+  const std::string launch = "__global__ void unchecked(int* data) { work<<<1, 32>>>(data); }";
+  const auto at = source.find(launch);
+  REQUIRE(at != std::string::npos);
+  const auto line = 1 + std::count(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  const RuleSpec rule = rule_from("kind = \"launch_checked\"\nkernel = \"unchecked\"");
+
+  LaunchGraph graph = fixture("launch_checks");
+  // Without the source's text: the file and line, from the PTX's .file and .loc directives.
+  CHECK(contains(evaluate(rule, graph).found, "launch_checks.cu:" + std::to_string(line)));
+  CHECK_FALSE(contains(evaluate(rule, graph).found, "PTX line"));
+  // With it: the line itself too.
+  graph.attach_source("launch_checks.cu", source);
+  const RuleVerdict verdict = evaluate(rule, graph);
+  INFO(verdict.found);
+  CHECK(contains(verdict.found, "launch_checks.cu:" + std::to_string(line) + ": `" + launch + "`"));
+  // A source of another name is not quoted, and no line of another file is named as the student's.
+  graph.attach_source("other.cu", source);
+  CHECK(contains(evaluate(rule, graph).found, "PTX line"));
 }

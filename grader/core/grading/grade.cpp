@@ -418,7 +418,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   }
 
   report("rules");
-  for (auto& item : evaluate_rules(exercise, code->ptx)) result.items.push_back(item);
+  for (auto& item : evaluate_rules(exercise, code->ptx, files::read_text(entry->source))) result.items.push_back(item);
 
   if (exercise.checks.empty()) return pending;
   if (!prebuilt) report("building");

@@ -78,8 +78,10 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
                       const GradeOptions& options, const std::string& source);
 
 /// The rule items of an exercise from the PTX of its source (rules that cannot be evaluated
-/// fail with the reason).
-std::vector<Item> evaluate_rules(const manifest::Exercise& exercise, const std::string& ptx);
+/// fail with the reason). With the source's text, findings quote the line they are at (the PTX
+/// has line information: nvcc -lineinfo).
+std::vector<Item> evaluate_rules(const manifest::Exercise& exercise, const std::string& ptx,
+                                 const std::string& source_text = {});
 
 /// One suite-log event: a line of the results file the suites write.
 struct CheckEvent {

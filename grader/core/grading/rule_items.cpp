@@ -5,12 +5,14 @@
 
 namespace cdplab::grading {
 
-std::vector<Item> evaluate_rules(const manifest::Exercise& exercise, const std::string& ptx) {
+std::vector<Item> evaluate_rules(const manifest::Exercise& exercise, const std::string& ptx,
+                                 const std::string& source_text) {
   std::vector<Item> items;
   std::string unreadable;
   rules::LaunchGraph graph;
   try {
     graph = rules::analyze_ptx(ptx);
+    graph.attach_source(exercise.file, source_text);
   } catch (const std::exception& error) {
     unreadable = std::string("the rule checker could not read the PTX: ") + error.what();
   }

@@ -1,6 +1,7 @@
 #include "rules/launch_graph.h"
 
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -544,6 +545,49 @@ std::string where(const Site& site) {
   return text;
 }
 
+void LaunchGraph::attach_source(const std::string& file_name, const std::string& text) {
+  source_name = std::filesystem::path(file_name).filename().string();
+  source_lines.clear();
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) source_lines.push_back(line);
+}
+
+std::string LaunchGraph::where(const Site& site) const {
+  const auto place = places.find(site.ptx_line);
+  // The place in a file of the exercise's name: the instruction's own, or the call it was
+  // inlined at (a kit macro or header function inlined into the student's code).
+  auto file_name = [&](int index) {
+    const auto found = files.find(index);
+    return found == files.end() ? std::string() : std::filesystem::path(found->second).filename().string();
+  };
+  auto is_exercise = [&](int index) {
+    const std::string name = file_name(index);
+    if (name.empty()) return false;
+    if (!source_name.empty()) return name == source_name;
+    return name.size() > 3 && name.compare(name.size() - 3, 3, ".cu") == 0;
+  };
+  std::string text;
+  if (place != places.end()) {
+    const ptx::SourcePlace& p = place->second;
+    int file = 0, line = 0;
+    if (is_exercise(p.file)) file = p.file, line = p.line;
+    else if (p.outer_file != 0 && is_exercise(p.outer_file)) file = p.outer_file, line = p.outer_line;
+    if (line > 0) {
+      text = file_name(file) + ":" + std::to_string(line);
+      if (line <= static_cast<int>(source_lines.size())) {
+        const std::string& raw = source_lines[static_cast<std::size_t>(line - 1)];
+        const auto first = raw.find_first_not_of(" \t");
+        std::string code = first == std::string::npos ? std::string() : raw.substr(first, raw.find_last_not_of(" \t\r") - first + 1);
+        if (code.size() > 90) code = code.substr(0, 87) + "...";
+        if (!code.empty()) text += ": `" + code + "`";
+      }
+    }
+  }
+  if (text.empty()) text = "PTX line " + std::to_string(site.ptx_line);
+  if (!site.via.empty()) text += ", in " + site.via;
+  return text;
+}
+
 bool Kernel::shared_atomics() const {
   for (const auto& atomic : atomics)
     if (atomic.space == AddressSpace::shared) return true;
@@ -667,6 +711,8 @@ LaunchGraph analyze_ptx(std::string_view text) {
     if (function.defined) facts[function.name] = analyze_function(function, module);
 
   LaunchGraph graph;
+  graph.files = module.files;
+  graph.places = module.places;
   std::map<std::string, std::size_t> kernel_index;
   auto kernel_for = [&](const std::string& symbol, bool defined) {
     const auto [it, added] = kernel_index.emplace(symbol, graph.kernels.size());
@@ -734,17 +780,17 @@ std::string describe(const LaunchGraph& graph) {
     if (!kernel.defined) out << "  (launched; its code is not in this file)";
     out << '\n';
     for (const auto& c : kernel.stream_creations)
-      out << "    creates a stream with " << flags_phrase(c.flags) << " (" << where(c.site)
+      out << "    creates a stream with " << flags_phrase(c.flags) << " (" << graph.where(c.site)
           << ")\n";
     for (const auto& a : kernel.allocations)
-      out << "    allocates with " << a.function << " (" << where(a.site) << ")\n";
+      out << "    allocates with " << a.function << " (" << graph.where(a.site) << ")\n";
     for (const auto& d : kernel.deallocations)
-      out << "    frees with " << d.function << " (" << where(d.site) << ")\n";
+      out << "    frees with " << d.function << " (" << graph.where(d.site) << ")\n";
     for (const auto& a : kernel.atomics) {
       const char* space = a.space == AddressSpace::shared   ? "__shared__"
                           : a.space == AddressSpace::global ? "global"
                                                             : "generic";
-      out << "    atomic on " << space << " memory: " << a.instruction << " (" << where(a.site)
+      out << "    atomic on " << space << " memory: " << a.instruction << " (" << graph.where(a.site)
           << ")\n";
     }
   }
@@ -753,7 +799,7 @@ std::string describe(const LaunchGraph& graph) {
   out << '\n';
   for (const auto& launch : graph.launches) {
     out << "  " << graph.label(launch.parent) << " -> " << graph.label(launch.child) << " into "
-        << stream_phrase(launch.stream) << " (" << where(launch.site) << ")";
+        << stream_phrase(launch.stream) << " (" << graph.where(launch.site) << ")";
     if (launch.passes_local_address) out << ": passes the address of a local variable";
     if (launch.passes_shared_address)
       out << (launch.passes_local_address ? " and" : ":")

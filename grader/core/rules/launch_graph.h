@@ -20,7 +20,10 @@
 /// directly or through other device functions.
 #pragma once
 
+#include "rules/ptx_reader.h"
+
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -141,6 +144,20 @@ struct Launch {
 struct LaunchGraph {
   std::vector<Kernel> kernels;   ///< in order of appearance in the PTX
   std::vector<Launch> launches;  ///< in order of appearance, per parent kernel
+  std::map<int, std::string> files;       ///< the PTX's `.file` paths (nvcc -lineinfo)
+  std::map<int, ptx::SourcePlace> places;  ///< PTX line -> source place (`.loc`)
+  std::string source_name;                 ///< the exercise file's name, once attach_source() ran
+  std::vector<std::string> source_lines;   ///< its text, line by line
+
+  /// Names the file the PTX was compiled from (its base name is what the PTX's `.file` paths are
+  /// matched by) and its text, so that where() can quote the line of a finding.
+  void attach_source(const std::string& file_name, const std::string& text);
+  /// Where a site is, for a student: "child_grids.cu:48: `expand_child<<<...>>>(...);`", the
+  /// exercise file's line (of the call a helper was inlined at, if need be) and its text, when the
+  /// PTX has line information; "PTX line 123" otherwise. ", in helper(int*)" for a device function.
+  std::string where(const Site& site) const;
+  /// where() of a bare PTX line.
+  std::string where(int ptx_line) const { return where(Site{ptx_line, {}}); }
 
   /// The first kernel a manifest name designates, or nullptr.
   const Kernel* find(std::string_view name) const;

@@ -1,6 +1,7 @@
 #include "rules/ptx_reader.h"
 
 #include <cctype>
+#include <sstream>
 #include <stdexcept>
 
 namespace cdplab::rules::ptx {
@@ -249,6 +250,29 @@ std::pair<std::string, std::string> variable_declaration(std::string_view text) 
   return {space, name};
 }
 
+// `.loc 1 47 3` or `.loc 1 47 3, function_name $L__info_string0, inlined_at 2 60 5`.
+SourcePlace parse_loc(const std::string& text) {
+  SourcePlace place;
+  std::istringstream in(text.substr(4));
+  in >> place.file >> place.line;
+  const auto inlined = text.find("inlined_at");
+  if (inlined != std::string::npos) {
+    std::istringstream outer(text.substr(inlined + 10));
+    outer >> place.outer_file >> place.outer_line;
+  }
+  return in ? place : SourcePlace{};
+}
+
+// `.file 1 "/path/child_grids.cu"` (optionally followed by a time stamp and a size).
+void add_file(Module& module, const std::string& text) {
+  std::istringstream in(text.substr(5));
+  int index = 0;
+  in >> index;
+  const auto open = text.find('"');
+  const auto close = open == std::string::npos ? open : text.find('"', open + 1);
+  if (in && close != std::string::npos) module.files[index] = text.substr(open + 1, close - open - 1);
+}
+
 }  // namespace
 
 const Function* Module::find(std::string_view symbol) const {
@@ -271,6 +295,7 @@ Module read_module(std::string_view ptx) {
   };
 
   std::vector<std::string> labels;  // labels waiting for the statement they name
+  SourcePlace place;                 // the latest `.loc`: the place of the instructions after it
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const Token& token = tokens[i];
     if (token.kind == TokenKind::label) {
@@ -295,8 +320,13 @@ Module read_module(std::string_view ptx) {
     if (space == "shared") module.shared_symbols.insert(variable);
     if (space == "local") module.local_symbols.insert(variable);
 
+    if (first_word(token.text) == ".loc") {
+      place = parse_loc(token.text);
+      continue;
+    }
     if (depth == 0) {
       const std::string word = first_word(token.text);
+      if (word == ".file") add_file(module, token.text);
       if (word == ".version") module.version = std::string(trim(token.text.substr(8)));
       if (word == ".target") module.target = std::string(trim(token.text.substr(7)));
       if (!is_function_header(token.text)) {
@@ -312,6 +342,7 @@ Module read_module(std::string_view ptx) {
       Function& function = function_named(symbol, token.line);
       function.is_kernel = has_word(token.text, ".entry");
       const bool has_body = i + 1 < tokens.size() && tokens[i + 1].kind == TokenKind::open;
+      place = SourcePlace{};
       if (has_body) {
         if (function.defined)
           throw std::runtime_error("PTX line " + std::to_string(token.line) + ": " + symbol +
@@ -325,6 +356,7 @@ Module read_module(std::string_view ptx) {
       throw std::runtime_error("PTX line " + std::to_string(token.line) +
                                ": block outside any function");
     current->body.push_back(parse_instruction(token));
+    if (place.line > 0) module.places[token.line] = place;
     current->body.back().labels = std::move(labels);
     labels.clear();
   }

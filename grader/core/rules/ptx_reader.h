@@ -6,7 +6,8 @@
 /// labels name the statement after them, and a few module directives (`.version`, `.target`,
 /// `.address_size`, `.file`, `.loc`) end at the end of their line. Function definitions
 /// (`.entry`, `.func`) become Function objects with their instructions in text order; nested
-/// blocks (call sequences, scoped registers) are flattened into the function body.
+/// blocks (call sequences, scoped registers) are flattened into the function body. `.file` and
+/// `.loc` (nvcc -lineinfo) are not instructions: they give each instruction its source place.
 #pragma once
 
 #include <map>
@@ -36,6 +37,16 @@ struct Function {
   std::vector<Instruction> body;  ///< the body in text order (empty when not defined)
 };
 
+/// Where an instruction came from in the source (nvcc -lineinfo writes `.loc` directives): the
+/// file index of a `.file` directive and the line; for code inlined from a function of another
+/// file, also the place of the call it was inlined at.
+struct SourcePlace {
+  int file = 0;
+  int line = 0;
+  int outer_file = 0;  ///< `inlined_at`: the call's file, 0 when not inlined
+  int outer_line = 0;
+};
+
 /// What the reader found in one PTX module.
 struct Module {
   std::vector<Function> functions;       ///< in order of first appearance; one per symbol
@@ -43,6 +54,8 @@ struct Module {
   std::set<std::string> local_symbols;   ///< variables declared `.local` (stack depots)
   std::string version;                   ///< the `.version` directive's argument
   std::string target;                    ///< the `.target` directive's argument
+  std::map<int, std::string> files;      ///< `.file` index -> the path the compiler wrote
+  std::map<int, SourcePlace> places;     ///< PTX line of an instruction -> its `.loc` (-lineinfo)
 
   /// The function with this symbol, or nullptr.
   const Function* find(std::string_view symbol) const;

@@ -130,7 +130,7 @@ std::vector<const Launch*> launches_to(const std::vector<const Launch*>& launche
 
 std::string launch_phrase(const LaunchGraph& graph, const Launch& launch) {
   return graph.label(launch.parent) + " launches " + graph.label(launch.child) + " into " +
-         stream_phrase(launch.stream) + " (" + where(launch.site) + ")";
+         stream_phrase(launch.stream) + " (" + graph.where(launch.site) + ")";
 }
 
 std::string more(std::size_t count, std::string_view what) {
@@ -155,7 +155,7 @@ RuleVerdict check_launches(const RuleSpec& rule, const LaunchGraph& graph) {
     if (all.empty()) return verdict(false, who + " launches nothing");
     std::vector<std::string> others;
     for (const Launch* launch : all) {
-      const std::string name = graph.label(launch->child) + " (" + where(launch->site) + ")";
+      const std::string name = graph.label(launch->child) + " (" + graph.where(launch->site) + ")";
       if (std::find(others.begin(), others.end(), name) == others.end()) others.push_back(name);
     }
     return verdict(false, who + " launches " + join(others, ", ", " and ") + " but not " +
@@ -170,7 +170,7 @@ RuleVerdict check_launches(const RuleSpec& rule, const LaunchGraph& graph) {
     const Launch& first = *wrong_stream.front();
     return verdict(false, "the launch of " + graph.label(first.child) + " from " +
                               graph.label(first.parent) + " uses " + stream_phrase(first.stream) +
-                              " (" + where(first.site) + ")" +
+                              " (" + graph.where(first.site) + ")" +
                               more(wrong_stream.size() - 1, "launches use other streams"));
   }
   return verdict(
@@ -184,11 +184,11 @@ RuleVerdict check_recursion(const RuleSpec& rule, const LaunchGraph& graph) {
     if (cycle.empty()) continue;
     if (cycle.size() == 1)
       return verdict(true,
-                     graph.label(kernel) + " launches itself (" + where(cycle[0]->site) + ")");
+                     graph.label(kernel) + " launches itself (" + graph.where(cycle[0]->site) + ")");
     std::vector<std::string> steps;
     for (const Launch* launch : cycle)
       steps.push_back(graph.label(launch->parent) + " launches " + graph.label(launch->child) +
-                      " (" + where(launch->site) + ")");
+                      " (" + graph.where(launch->site) + ")");
     return verdict(true, join(steps, ", ", ", "));
   }
   const std::string who = graph.label(kernels.front());
@@ -214,10 +214,10 @@ RuleVerdict check_creates_stream(const RuleSpec& rule, const LaunchGraph& graph)
     for (const StreamCreation* creation : creations)
       if (!creation->flags || (*creation->flags & kStreamNonBlocking) == 0)
         return verdict(false, who + " creates a stream with " + flags_phrase(creation->flags) +
-                                  ", not cudaStreamNonBlocking (" + where(creation->site) + ")");
+                                  ", not cudaStreamNonBlocking (" + graph.where(creation->site) + ")");
   }
   return verdict(true, who + " creates a stream with " + flags_phrase(creations.front()->flags) +
-                           " (" + where(creations.front()->site) + ")" +
+                           " (" + graph.where(creations.front()->site) + ")" +
                            more(creations.size() - 1, "stream creations"));
 }
 
@@ -227,7 +227,7 @@ RuleVerdict check_heap(const RuleSpec& rule, const LaunchGraph& graph, bool allo
     const auto& calls = allocation ? graph.kernels[k].allocations : graph.kernels[k].deallocations;
     if (!calls.empty())
       return verdict(true, graph.label(k) + " calls " + calls.front().function + " (" +
-                               where(calls.front().site) + ")");
+                               graph.where(calls.front().site) + ")");
   }
   const std::string calls = allocation ? "cudaMalloc or malloc" : "cudaFree or free";
   if (rule.kernel.empty()) return verdict(false, "no kernel calls " + calls + " in device code");
@@ -236,7 +236,7 @@ RuleVerdict check_heap(const RuleSpec& rule, const LaunchGraph& graph, bool allo
     for (std::size_t k : kernels)
       if (const auto& allocations = graph.kernels[k].allocations; !allocations.empty())
         return verdict(false, who + " allocates with " + allocations.front().function + " (" +
-                                  where(allocations.front().site) +
+                                  graph.where(allocations.front().site) +
                                   ") but calls neither cudaFree nor free in device code");
   }
   return verdict(false, who +
@@ -254,14 +254,14 @@ RuleVerdict check_shared_atomics(const RuleSpec& rule, const LaunchGraph& graph)
     for (const auto& atomic : graph.kernels[k].atomics) {
       if (atomic.space == AddressSpace::shared)
         return verdict(true,
-                       who + " performs " + atomic.instruction + " (" + where(atomic.site) + ")");
+                       who + " performs " + atomic.instruction + " (" + graph.where(atomic.site) + ")");
       if (!other) other = &atomic;
       ++others;
     }
   if (!other) return verdict(false, who + " performs no atomic operation");
   return verdict(false,
                  who + "'s atomic operations are not on __shared__ memory: " + other->instruction +
-                     " (" + where(other->site) + ")" + more(others - 1, "atomic operations"));
+                     " (" + graph.where(other->site) + ")" + more(others - 1, "atomic operations"));
 }
 
 RuleVerdict check_no_private_pointers(const RuleSpec& rule, const LaunchGraph& graph) {
@@ -278,7 +278,7 @@ RuleVerdict check_no_private_pointers(const RuleSpec& rule, const LaunchGraph& g
                                                           : "an address of __shared__ memory";
     return verdict(false, "the launch of " + graph.label(first.child) + " from " +
                               graph.label(first.parent) + " passes " + what + " (" +
-                              where(first.site) + ")" +
+                              graph.where(first.site) + ")" +
                               more(bad.size() - 1, "launches pass private addresses"));
   }
   const std::string who = rule.kernel.empty() ? "the exercise" : graph.label(kernels.front());
@@ -302,14 +302,14 @@ RuleVerdict check_distinct_streams(const RuleSpec& rule, const LaunchGraph& grap
   for (std::size_t i = 0; i < named.size(); ++i)
     for (std::size_t j = i + 1; j < named.size(); ++j)
       if (!named[i]->stream_source.empty() && named[i]->stream_source == named[j]->stream_source)
-        return verdict(false, "the launches of " + what + " at " + where(named[i]->site) + " and " +
-                                  where(named[j]->site) + " go into the same stream (the same stream variable, "
+        return verdict(false, "the launches of " + what + " at " + graph.where(named[i]->site) + " and " +
+                                  graph.where(named[j]->site) + " go into the same stream (the same stream variable, "
                                   "not written between them): the second grid starts only after the first "
                                   "and everything it launched have finished");
   if (named.empty()) return verdict(false, who + " launches no " + what + " into a named stream");
   if (named.size() == 1)
     return verdict(true, who + " launches " + what + " into a named stream from one launch site (" +
-                             where(named.front()->site) + ")");
+                             graph.where(named.front()->site) + ")");
   return verdict(true, "the " + std::to_string(named.size()) + " launches of " + what + " from " + who +
                            " into named streams use different stream variables");
 }
@@ -328,8 +328,8 @@ RuleVerdict check_barrier(const RuleSpec& rule, const LaunchGraph& graph, bool l
   if (!found.empty()) {
     const Unguarded& first = *found.front();
     const std::string target = launches ? "the launch at " : "the shared-memory atomic at ";
-    const std::string store = launches ? "the store to memory at PTX line " : "the store to __shared__ memory at PTX line ";
-    return verdict(false, target + where(first.site) + " follows " + store + std::to_string(first.store_line) +
+    const std::string store = launches ? "the store to memory at " : "the store to __shared__ memory at ";
+    return verdict(false, target + graph.where(first.site) + " follows " + store + graph.where(first.store_line) +
                               " with no barrier in between" +
                               more(found.size() - 1, launches ? "launches" : "atomics"));
   }
@@ -349,7 +349,7 @@ RuleVerdict check_launch_checked(const RuleSpec& rule, const LaunchGraph& graph)
     for (const auto& site : graph.kernels[k].unchecked_launches) found.push_back(&site);
   }
   if (!found.empty())
-    return verdict(false, "after the launch at " + where(*found.front()) + ", " + who +
+    return verdict(false, "after the launch at " + graph.where(*found.front()) + ", " + who +
                               " can end with no cudaGetLastError() on the way (CDPLAB_CHECK_LAUNCH() calls it)" +
                               more(found.size() - 1, "launches"));
   if (!any) return verdict(false, who + " launches nothing from device code");
