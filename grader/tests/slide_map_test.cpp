@@ -5,7 +5,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -108,15 +110,44 @@ Coverage parse_covered_by(const std::string& cell) {
 /// A "covered by" cell is a list of exercises and pages, or exactly "left out".
 bool is_left_out(const std::string& cell) { return cell == "left out"; }
 
-/// A course document is cited by its file name: three digits, an underscore, 16 hex digits.
-std::string cited_document(const std::string& text) {
+/// A course document's file name: three digits, an underscore, 16 hex digits.
+std::string file_name_in(const std::string& text) {
   static const std::regex name(R"(\b\d{3}_[0-9a-f]{16}\.txt\b)");
   std::smatch match;
   return std::regex_search(text, match, name) ? match.str() : "";
 }
 
-/// The titles a manifest citation quotes, such as
-///   002_...txt, slides "Familiar Syntax" and "Nested Dependencies" (with "remarks" in brackets)
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+/// How the workbook cites each course document, from the slide map's section headings
+/// "## <file name>: <citation>": citation (lower case) -> file name.
+std::map<std::string, std::string> citations_of(const std::string& markdown) {
+  static const std::regex heading(R"(^## (\d{3}_[0-9a-f]{16}\.txt): (.+)$)");
+  std::map<std::string, std::string> out;
+  std::istringstream in(markdown);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch match;
+    if (std::regex_match(line, match, heading)) out[lower(trim(match[2].str()))] = match[1].str();
+  }
+  return out;
+}
+
+/// The document a manifest citation names by its title ("Conference talk \"Introduction to
+/// Dynamic Parallelism\", slide ..."): its file name, and the rest of the citation after the
+/// document's name; an empty file name when the citation starts with no document's citation.
+std::pair<std::string, std::string> cited_document(const std::string& text,
+                                                   const std::map<std::string, std::string>& citations) {
+  const std::string lowered = lower(text);
+  for (const auto& [citation, file] : citations)
+    if (lowered.rfind(citation, 0) == 0) return {file, text.substr(citation.size())};
+  return {"", text};
+}
+
+/// The titles the rest of a manifest citation (after the document's name) quotes, such as
+///   , slides "Familiar Syntax" and "Nested Dependencies" (with "remarks" in brackets)
 /// Quotes inside a bracketed remark are remarks, not titles. A title that the citation shortens
 /// with "..." or ends with a full stop is returned without them.
 std::vector<std::string> cited_titles(const std::string& text) {
@@ -203,13 +234,19 @@ TEST_CASE("slide map parser reads cells, coverage and citations") {
   CHECK(parse_covered_by("see chapter 03").other == "seechapter03");
   CHECK(parse_covered_by("left out").exercises.empty());
 
+  const auto citations = citations_of("## 001_a1791196fd2fdb33.txt: lecture slides \"CSc 8530\"\n"
+                                      "## Not a document\n");
+  REQUIRE(citations.size() == 1);
   const std::string citation =
-      "001_a1791196fd2fdb33.txt, slides \"Other considerations\" (nesting levels, \"24\") and "
+      "Lecture slides \"CSc 8530\", slides \"Other considerations\" (nesting levels, \"24\") and "
       "\"Quadtree example. Each block...\", figure \"A (B) C.\"";
-  CHECK(cited_document(citation) == "001_a1791196fd2fdb33.txt");
-  CHECK(cited_titles(citation) ==
+  const auto cited = cited_document(citation, citations);
+  const std::string& document = cited.first;
+  const std::string& rest = cited.second;
+  CHECK(document == "001_a1791196fd2fdb33.txt");
+  CHECK(cited_titles(rest) ==
         std::vector<std::string>{"Other considerations", "Quadtree example. Each block", "A (B) C"});
-  CHECK(cited_document("Beyond the course material").empty());
+  CHECK(cited_document("Beyond the course material", citations).first.empty());
 
   CHECK_FALSE(gives_reason("-"));
   CHECK(gives_reason("Title slide: course name."));
@@ -222,7 +259,7 @@ TEST_CASE("slide map rows have four cells and cover or explain") {
     CHECK_MESSAGE(row.cells.size() == 4, row.where(), "a row has four cells, this one ", row.cells.size());
     if (row.cells.size() != 4) continue;
     for (const auto& cell : row.cells) CHECK_MESSAGE(!cell.empty(), row.where(), "a row has no empty cell");
-    CHECK_MESSAGE(cited_document(row.document()) == row.document(), row.where(),
+    CHECK_MESSAGE(file_name_in(row.document()) == row.document(), row.where(),
                   "the first cell is a course file name, not \"", row.document(), "\"");
     const auto coverage = parse_covered_by(row.covered_by());
     if (is_left_out(row.covered_by())) {
@@ -258,15 +295,23 @@ TEST_CASE("slide map names only exercises and pages that exist") {
 
 TEST_CASE("slide map has the course titles every manifest cites") {
   const auto rows = slide_map_rows();
+  const auto citations_by_title = citations_of(read_text(kSourceDir / kMapName));
+  REQUIRE_MESSAGE(citations_by_title.size() == 5, kMapName, " names ", citations_by_title.size(),
+                  " course documents in headings \"## <file name>: <citation>\"");
   const auto workbook = cdplab::manifest::load_workbook(kSourceDir);
   int citations = 0;
   for (const auto* exercise : workbook.exercises()) {
     const std::string name = exercise->chapter + "/" + exercise->id;
     for (const auto& citation : exercise->course) {
-      const std::string document = cited_document(citation);
+      CAPTURE(citation);
+      // A student holds the book or the slides, not our copy's file name.
+      CHECK_MESSAGE(file_name_in(citation).empty(), name, " cites a course document by its file name; cite it as ",
+                    kMapName, "'s heading of that document does");
+      const auto cited = cited_document(citation, citations_by_title);
+      const std::string& document = cited.first;
+      const std::string& rest = cited.second;
       if (document.empty()) continue;  // "Beyond the course material: ..."
       ++citations;
-      CAPTURE(citation);
       std::vector<const MapRow*> of_document;
       for (const auto& row : rows)
         if (row.document() == document) of_document.push_back(&row);
@@ -277,7 +322,7 @@ TEST_CASE("slide map has the course titles every manifest cites") {
       CHECK_MESSAGE(named_in_document, name, " cites ", document, ", but no row of it in ", kMapName,
                     " names ", name, " under \"covered by\"");
 
-      for (const auto& title : cited_titles(citation)) {
+      for (const auto& title : cited_titles(rest)) {
         bool found = false, names_exercise = false;
         for (const auto* row : of_document) {
           if (row->title().find(title) == std::string::npos) continue;
