@@ -107,6 +107,8 @@ int run_hint(Context& ctx, const std::string& name, bool all) {
   std::cout << e.title << " (" << e.path() << ")\n";
   for (int i = 0; i < show; ++i) std::cout << "\nhint " << i + 1 << " of " << total << ": " << e.hints[i] << "\n";
   if (show < total) std::cout << "\n(`cdplab hint " << e.id << "` again for the next one)\n";
+  else if (!all && seen >= total)
+    std::cout << "\n(that was the last of the " << total << " hints: all of them again, above)\n";
   if (!e.course.empty()) {
     std::cout << "\nCourse material:\n";
     for (const auto& c : e.course) std::cout << "  " << c << "\n";

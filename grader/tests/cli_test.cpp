@@ -210,6 +210,9 @@ TEST_CASE("cdplab hint shows hints one at a time") {
   CHECK(all.exit_code == 0);
   CHECK(all.output.find("hint 1 of") != std::string::npos);
   CHECK(all.output.find("Course material") != std::string::npos);
+  // Every hint seen: the next call shows them again and says that no other is left.
+  const auto again = cdplab_cli({"hint", "child-grids"});
+  CHECK(again.output.find("that was the last of the 3 hints") != std::string::npos);
 }
 
 TEST_CASE("cdplab starters agrees with the committed starters") {
