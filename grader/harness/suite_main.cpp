@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   const cdplab::GpuInfo gpu = listing || judging ? cdplab::GpuInfo{} : cdplab::query_gpu();
   std::string skip_reason;
   if (!listing && !judging && !gpu.available) {
-    skip_reason = "no usable CUDA GPU (" + gpu.problem + "); GPU checks were skipped, not passed";
+    skip_reason = "no usable CUDA GPU: " + gpu.problem + "; GPU checks were skipped, not passed";
     context.addFilter("test-suite-exclude", "gpu");
   }
   ResultsLog::open(suite_name(), run_seed(), gpu.name, skip_reason, selected_by_command_line);

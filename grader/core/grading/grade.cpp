@@ -371,8 +371,8 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
 
   const auto entry = tree.find(exercise.chapter, exercise.stem);
   if (!entry || !entry->present()) {
-    const std::string where = entry ? entry->source : exercise.path();
-    result.problem = "file missing: " + where;
+    // The path inside the submission, never where the grader keeps its copy (feedback goes to students).
+    result.problem = "file missing: " + exercise.path() + " (expected at that path in the submission)";
     fail_all(result, exercise, "not graded: " + exercise.path() + " is missing");
     return pending;
   }
