@@ -229,3 +229,34 @@ TEST_CASE("cdplab starters agrees with the committed starters") {
   INFO(result.output);
   CHECK(result.exit_code == 0);
 }
+
+// The ./cdplab wrapper, with a stand-in for cmake and for the tool: a run with nothing to rebuild
+// prints nothing of the build tool's; a failed build shows its words and exits 2.
+TEST_CASE("./cdplab stays quiet when the tool is up to date, and shows a failed build") {
+  const fs::path dir = kWork / "wrapper";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "bin");
+  fs::create_directories(dir / "build" / "student" / "grader" / "cli");
+  fs::copy_file(kRoot / "cdplab", dir / "cdplab");
+  std::ofstream(dir / "build" / "student" / "CMakeCache.txt") << "";
+  const auto script = [](const fs::path& file, const std::string& body) {
+    std::ofstream(file) << "#!/bin/sh\n" << body;
+    fs::permissions(file, fs::perms::owner_all, fs::perm_options::add);
+  };
+  script(dir / "build" / "student" / "grader" / "cli" / "cdplab", "echo \"the tool ran: $*\"\n");
+  script(dir / "bin" / "cmake", "echo '[0/2] Re-checking globbed directories...'\necho 'ninja: no work to do.'\n");
+  cdplab::process::Options options;
+  options.env["PATH"] = (dir / "bin").string() + ":/usr/bin:/bin";
+  const auto quiet = cdplab::process::run({(dir / "cdplab").string(), "list"}, options);
+  INFO(quiet.output);
+  CHECK(quiet.exit_code == 0);
+  CHECK(quiet.output == "the tool ran: list\n");
+
+  script(dir / "bin" / "cmake", "echo 'error: the compiler said no'\nexit 1\n");
+  const auto failed = cdplab::process::run({(dir / "cdplab").string(), "list"}, options);
+  INFO(failed.output);
+  CHECK(failed.exit_code == 2);
+  CHECK(failed.output.find("error: the compiler said no") != std::string::npos);
+  CHECK(failed.output.find("building the tool failed") != std::string::npos);
+  CHECK(failed.output.find("the tool ran") == std::string::npos);
+}
