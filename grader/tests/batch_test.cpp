@@ -373,6 +373,26 @@ TEST_CASE("batch feedback pages keep hostile feedback inert") {
   CHECK(contains(html, "Feedback for eve&lt;script&gt;"));
 }
 
+TEST_CASE("batch feedback pages give a repeated feedback once and name it after that") {
+  const std::string reason = "no usable CUDA GPU: no NVIDIA GPU was found; GPU checks were skipped, not passed";
+  const auto r = report_of({exercise("a", {item(ItemKind::check, "first", Outcome::skipped, 0, 1, reason),
+                                           item(ItemKind::check, "second", Outcome::skipped, 0, 1, reason)}),
+                            exercise("b", {item(ItemKind::check, "third", Outcome::skipped, 0, 1, reason),
+                                           item(ItemKind::check, "own", Outcome::failed, 0, 1, "wrong value")})});
+  const auto count = [](const std::string& text, const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  };
+  const std::string md = report::to_feedback_markdown(r, "sam", {});
+  CHECK(count(md, "no NVIDIA GPU was found") == 1);
+  CHECK(count(md, "as for 09-sample/a, first, above") == 2);
+  CHECK(contains(md, "wrong value"));
+  const std::string html = report::to_feedback_html(r, "sam", {});
+  CHECK(count(html, "no NVIDIA GPU was found") == 1);
+  CHECK(count(html, "As for 09-sample/a, first, above.") == 2);
+}
+
 TEST_CASE("batch class summary gives the spread, the exercises and the problems") {
   auto broken = exercise("b", {item(ItemKind::check, "x", Outcome::failed, 0, 2)});
   broken.problem = "does not compile: sample.cu:3: error";

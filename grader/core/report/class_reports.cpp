@@ -85,6 +85,8 @@ std::string to_feedback_markdown(const GradeReport& report, const std::string& s
   out << "\n\n";
   for (const auto& line : text::summary_lines(report)) out << "- " << text::plain(line) << "\n";
   for (const auto& note : report.notes) out << "- note: " << text::plain(note) << "\n";
+  // A feedback text given before (the same skip reason for every GPU check, say) is named, not repeated.
+  std::map<std::string, std::string> said;  // feedback -> the item that gave it first
   for (const auto& e : report.exercises) {
     out << "\n## " << exercise_key(e) << ": " << text::plain(e.title) << " ("
         << text::format_score(e.points(), e.max_points()) << ")\n\n";
@@ -98,8 +100,12 @@ std::string to_feedback_markdown(const GradeReport& report, const std::string& s
           << text::format_score(item.points, item.max_points) << " |\n";
     for (const auto& item : e.items) {
       if (item.outcome == Outcome::passed || item.feedback.empty()) continue;
-      out << "\n**" << md_cell(text::item_label(item)) << "** (" << outcome_word(item.outcome) << ")\n\n"
-          << md_block(item.feedback);
+      out << "\n**" << md_cell(text::item_label(item)) << "** (" << outcome_word(item.outcome) << ")";
+      const std::string label = exercise_key(e) + ", " + text::item_label(item);
+      if (const auto first = said.emplace(item.feedback, label); !first.second)
+        out << ": as for " << md_cell(first.first->second) << ", above\n";
+      else
+        out << "\n\n" << md_block(item.feedback);
     }
     if (text::has_failure(e) && !e.hint.empty()) out << "\nHint: " << md_cell(e.hint) << "\n";
     if (const std::string picture = picture_of(pictures, e); !picture.empty())
@@ -125,6 +131,7 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
   for (const auto& line : text::summary_lines(report)) out << "<li>" << esc(line) << "</li>\n";
   for (const auto& note : report.notes) out << "<li>note: " << esc(note) << "</li>\n";
   out << "</ul>\n";
+  std::map<std::string, std::string> said;  // feedback -> the item that gave it first
   for (const auto& e : report.exercises) {
     out << "<h2>" << esc(exercise_key(e)) << ": " << esc(e.title) << " ("
         << esc(text::format_score(e.points(), e.max_points())) << ")</h2>\n";
@@ -140,8 +147,12 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
     out << "</table>\n";
     for (const auto& item : e.items) {
       if (item.outcome == Outcome::passed || item.feedback.empty()) continue;
-      out << "<h3 class=\"" << outcome_word(item.outcome) << "\">" << esc(text::item_label(item)) << "</h3>\n<pre>"
-          << esc(item.feedback) << "</pre>\n";
+      out << "<h3 class=\"" << outcome_word(item.outcome) << "\">" << esc(text::item_label(item)) << "</h3>\n";
+      const std::string label = exercise_key(e) + ", " + text::item_label(item);
+      if (const auto first = said.emplace(item.feedback, label); !first.second)
+        out << "<p>As for " << esc(first.first->second) << ", above.</p>\n";
+      else
+        out << "<pre>" << esc(item.feedback) << "</pre>\n";
     }
     if (text::has_failure(e) && !e.hint.empty()) out << "<p><strong>Hint:</strong> " << esc(e.hint) << "</p>\n";
     if (const std::string picture = picture_of(pictures, e); !picture.empty())
