@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 constexpr std::uint64_t kPracticeSeed = 20260101;  // the suites' own default (harness.h)
 
 std::string render(const grading::GradeReport& report, const std::string& format, bool color) {
-  if (format == "terminal") return report::render_terminal(report, {color, true});
+  if (format == "terminal") return report::render_terminal(report, {color, true, report::terminal_width()});
   if (format == "json") return report::to_json(report).dump(2) + "\n";
   if (format == "gradescope") return report::to_gradescope(report).dump(2) + "\n";
   if (format == "junit") return report::to_junit_xml(report);
@@ -50,7 +50,7 @@ void emit(const grading::GradeReport& report, const GradeArgs& args, const Conte
   std::ofstream out(args.output, std::ios::binary);
   if (!out) throw UsageError("cannot write " + args.output);
   out << text;
-  std::cout << report::render_terminal(report, {ctx.color, true}) << std::flush;
+  std::cout << report::render_terminal(report, {ctx.color, true, report::terminal_width()}) << std::flush;
   std::cerr << "cdplab: " << args.format << " report written to " << args.output << "\n";
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -328,6 +329,33 @@ TEST_CASE("report terminal uses ASCII markers and indents multi-line feedback") 
   const std::string passed = line_starting(out, "  [pass] skewed ranges");
   CHECK(passed.substr(passed.size() - 3) == "2/2");
   CHECK_MESSAGE(count_bytes(out, [](unsigned char c) { return c >= 0x80; }) == 0, "non-ASCII output:\n" << out);
+}
+
+TEST_CASE("report terminal fits its width: long names, feedback and titles wrap at spaces") {
+  ExerciseResult e = exercise("fast-quicksort", "fast_quicksort",
+                              "A fast quicksort: grids sized to the range, halves started from a tail launch");
+  const std::string long_rule =
+      "partition_kernel checks its device-side launches for errors (cudaGetLastError(), as CDPLAB_CHECK_LAUNCH() "
+      "calls it) before it ends";
+  const std::string long_feedback =
+      "found: after the launch at fast_quicksort.cu:120, partition_kernel can end with no cudaGetLastError() on "
+      "the way (CDPLAB_CHECK_LAUNCH() calls it), and the launch pool may be full when it runs under load";
+  e.items = {rule(long_rule, Outcome::failed, 0, 1, long_feedback), check("random", Outcome::passed, 2, 2)};
+  for (const std::size_t width : {std::size_t{100}, std::size_t{72}}) {
+    CAPTURE(width);
+    const std::string out = report::render_terminal(single(e), {false, true, width});
+    std::string words;
+    for (const auto& line : report::text::split_lines(out)) {
+      CHECK_MESSAGE(report::text::display_width(line) <= width, "too wide: " << line);
+      words += line + " ";
+    }
+    // Nothing is lost: every word of the name, the feedback and the title is still there.
+    for (const std::string& text : {long_rule, long_feedback, e.title}) {
+      std::istringstream in(text);
+      for (std::string word; in >> word;) CHECK_MESSAGE(contains(words, word), "lost: " << word);
+    }
+    CHECK(contains(out, "[FAIL] rule: partition_kernel checks"));
+  }
 }
 
 TEST_CASE("report terminal colours only when asked") {

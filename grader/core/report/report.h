@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,11 @@ namespace cdplab::report {
 struct TerminalOptions {
   bool color = false;       ///< ANSI colours and the markers ✓ ✗ –; without it, plain ASCII markers
   bool show_passed = true;  ///< list passed items (failed and skipped ones are always listed)
+  std::size_t width = 100;  ///< columns: item names and feedback wrap at spaces to fit
 };
+
+/// The columns of the terminal on standard output, or 100 when it is not a terminal.
+std::size_t terminal_width();
 
 /// Feedback for a student: per exercise a header line with its points, every item with a
 /// pass/fail/skip marker, the feedback of what failed, the exercise's problem (with the start

@@ -2,8 +2,12 @@
 #include "report/report.h"
 #include "report/text.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <sstream>
+#include <vector>
 
 namespace cdplab::report {
 namespace {
@@ -54,9 +58,37 @@ std::string columns(const std::string& left, std::size_t left_width, std::size_t
   return left + spaces(std::max(column, left_width) - left_width + gap) + right;
 }
 
-/// Writes `text` line by line, each line after `indent`.
-void write_indented(std::ostream& out, const std::string& text, std::size_t indent) {
-  for (const auto& line : text::split_lines(text)) out << spaces(indent) << line << "\n";
+/// The lines of `text`, each cut at spaces into pieces of at most `width` columns (a word longer
+/// than that stays whole).
+std::vector<std::string> wrapped(const std::string& text, std::size_t width) {
+  std::vector<std::string> out;
+  for (const auto& line : text::split_lines(text)) {
+    if (text::display_width(line) <= width) {
+      out.push_back(line);
+      continue;
+    }
+    const auto indent = line.find_first_not_of(' ');
+    const std::string lead = line.substr(0, indent == std::string::npos ? 0 : indent);
+    std::string current = lead;
+    std::istringstream words(line.substr(lead.size()));
+    for (std::string word; words >> word;) {
+      const bool first = current.size() == lead.size();
+      if (!first && text::display_width(current) + 1 + text::display_width(word) > width) {
+        out.push_back(current);
+        current = lead;
+      }
+      current += (current.size() == lead.size() ? "" : " ") + word;
+    }
+    out.push_back(current);
+  }
+  return out;
+}
+
+/// Writes `text` line by line, each line after `indent`, wrapped to fit `width` columns in all.
+void write_indented(std::ostream& out, const std::string& text, std::size_t indent, std::size_t width,
+                    const Style* dim = nullptr) {
+  const std::size_t room = width > indent + 20 ? width - indent : 20;
+  for (const auto& line : wrapped(text, room)) out << spaces(indent) << (dim ? dim->dim(line) : line) << "\n";
 }
 
 void write_problem(std::ostream& out, const ExerciseResult& exercise, const Style& style) {
@@ -71,11 +103,17 @@ void write_problem(std::ostream& out, const ExerciseResult& exercise, const Styl
 
 void write_items(std::ostream& out, const ExerciseResult& exercise, const Style& style,
                  const TerminalOptions& options) {
-  std::size_t label_column = 0;
-  for (const auto& item : exercise.items)
+  std::size_t label_column = 0, score_width = 0;
+  for (const auto& item : exercise.items) {
     label_column = std::max(label_column, text::display_width(text::plain(text::item_label(item))));
-
+    score_width = std::max(score_width, text::display_width(text::format_score(item.points, item.max_points)));
+  }
   const std::size_t feedback_indent = 2 + style.marker_width() + 1;
+  // A long name (a rule's sentence) wraps rather than pushing every score past the width.
+  const std::size_t room = feedback_indent + 2 + score_width + 20 < options.width
+                               ? options.width - feedback_indent - 2 - score_width
+                               : 20;
+  label_column = std::min(label_column, room);
   int hidden = 0;
   std::string previous_feedback;
   for (const Item& item : exercise.items) {
@@ -83,15 +121,16 @@ void write_items(std::ostream& out, const ExerciseResult& exercise, const Style&
       ++hidden;
       continue;
     }
-    const std::string label = text::plain(text::item_label(item));
+    const auto label = wrapped(text::plain(text::item_label(item)), label_column);
     out << "  " << style.marker(item.outcome) << " "
-        << columns(label, text::display_width(label), label_column,
+        << columns(label.front(), text::display_width(label.front()), label_column,
                    text::format_score(item.points, item.max_points))
         << "\n";
+    for (std::size_t i = 1; i < label.size(); ++i) out << spaces(feedback_indent) << label[i] << "\n";
     const std::string feedback = text::plain(item.feedback);
     if (feedback.empty()) continue;
     if (item.outcome == Outcome::passed) {  // what a passed check measured (a speed check's times)
-      write_indented(out, style.dim(feedback), feedback_indent);
+      write_indented(out, feedback, feedback_indent, options.width, &style);
       continue;
     }
     // A problem fails every item with the same reason: say it once.
@@ -99,7 +138,7 @@ void write_items(std::ostream& out, const ExerciseResult& exercise, const Style&
       out << spaces(feedback_indent) << style.dim("(same as above)") << "\n";
       continue;
     }
-    write_indented(out, feedback, feedback_indent);
+    write_indented(out, feedback, feedback_indent, options.width);
     previous_feedback = feedback;
   }
   if (hidden > 0) {
@@ -113,18 +152,25 @@ void write_exercise(std::ostream& out, const ExerciseResult& exercise, std::size
                     const Style& style, const TerminalOptions& options) {
   const std::string file = text::plain(exercise.file.empty() ? text::exercise_path(exercise) : exercise.file);
   const std::string title = text::plain(exercise.title);
-  const std::string head = title.empty() ? file : file + "  " + title;
-  const std::string head_styled = title.empty() ? style.bold(file) : style.bold(file) + "  " + title;
-  out << columns(head_styled, text::display_width(head), header_column,
+  // The file in bold, the title after it; what of a long title does not fit goes on below.
+  const std::size_t file_width = text::display_width(file);
+  const std::size_t room = header_column > file_width + 2 + 15 ? header_column - file_width - 2 : 15;
+  const auto title_lines = title.empty() ? std::vector<std::string>{""} : wrapped(title, room);
+  const std::string first = title.empty() ? file : file + "  " + title_lines.front();
+  const std::string first_styled = title.empty() ? style.bold(file) : style.bold(file) + "  " + title_lines.front();
+  out << columns(first_styled, text::display_width(first), header_column,
                  style.bold(text::format_score(exercise.points(), exercise.max_points())), 3)
       << "\n";
+  for (std::size_t i = 1; i < title_lines.size(); ++i) out << spaces(file_width + 2) << title_lines[i] << "\n";
 
   if (!exercise.problem.empty()) write_problem(out, exercise, style);
   if (exercise.items.empty() && exercise.problem.empty()) out << "  " << style.dim("(nothing graded)") << "\n";
   write_items(out, exercise, style, options);
 
   if (text::has_failure(exercise) && !exercise.hint.empty()) {
-    out << "  " << style.cyan("hint:") << " " << text::plain(exercise.hint) << "\n";
+    const auto hint = wrapped(text::plain(exercise.hint), options.width > 28 ? options.width - 8 : 20);
+    out << "  " << style.cyan("hint:") << " " << hint.front() << "\n";
+    for (std::size_t i = 1; i < hint.size(); ++i) out << spaces(8) << hint[i] << "\n";
     out << "  " << style.cyan("more hints:") << " cdplab hint " << exercise.id << "\n";
   }
 }
@@ -137,12 +183,23 @@ std::size_t header_width(const ExerciseResult& exercise) {
 
 }  // namespace
 
+std::size_t terminal_width() {
+  winsize size{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 40) return size.ws_col;
+  return 100;
+}
+
 std::string render_terminal(const GradeReport& report, const TerminalOptions& options) {
   const Style style(options.color);
   std::ostringstream out;
 
-  std::size_t header_column = 0;
-  for (const auto& exercise : report.exercises) header_column = std::max(header_column, header_width(exercise));
+  std::size_t header_column = 0, score_width = 0;
+  for (const auto& exercise : report.exercises) {
+    header_column = std::max(header_column, header_width(exercise));
+    score_width = std::max(score_width, text::display_width(text::format_score(exercise.points(), exercise.max_points())));
+  }
+  if (header_column + 3 + score_width > options.width)
+    header_column = options.width > score_width + 3 + 30 ? options.width - score_width - 3 : 30;
 
   if (report.exercises.empty()) out << "No exercises were graded.\n\n";
   for (const auto& exercise : report.exercises) {
@@ -154,7 +211,8 @@ std::string render_terminal(const GradeReport& report, const TerminalOptions& op
   for (std::size_t i = 0; i < summary.size(); ++i) {
     // summary_lines() puts "grade incomplete" last when something was skipped.
     const bool incomplete = !report.complete() && i + 1 == summary.size();
-    out << (incomplete ? style.yellow(style.bold(summary[i])) : summary[i]) << "\n";
+    for (const auto& line : wrapped(summary[i], options.width))
+      out << (incomplete ? style.yellow(style.bold(line)) : line) << "\n";
   }
   return out.str();
 }
