@@ -2,6 +2,7 @@
 // failures are explained. The end-to-end runs are in cli_test.cpp.
 #include "grading/grade.h"
 #include "grading/shared_process.h"
+#include "rules_fixtures.h"
 
 #include <doctest/doctest.h>
 
@@ -235,6 +236,21 @@ TEST_CASE("grading fails every rule when the PTX cannot be read") {
   CHECK(items[0].outcome == Outcome::failed);
   CHECK(items[0].max_points == 2);
   CHECK(items[0].feedback.find("could not read the PTX") != std::string::npos);
+}
+
+TEST_CASE("a failed rule's feedback says what was found, and does not repeat the rule's name") {
+  auto e = exercise_with_checks();
+  cdplab::rules::RuleSpec rule;
+  rule.kind = "launch_checked";
+  rule.kernel = "unchecked";
+  rule.points = 1;
+  e.rules = {rule};
+  const auto items = evaluate_rules(e, fixture_ptx("launch_checks"));
+  REQUIRE(items.size() == 1);
+  INFO(items[0].name << "\n" << items[0].feedback);
+  CHECK(items[0].outcome == Outcome::failed);
+  CHECK(items[0].feedback.rfind("found: ", 0) == 0);
+  CHECK(items[0].feedback.find(items[0].name) == std::string::npos);
 }
 
 TEST_CASE("grading refuses sources that use the grader's own code") {

@@ -29,7 +29,9 @@ std::vector<Item> evaluate_rules(const manifest::Exercise& exercise, const std::
         item.outcome = Outcome::passed;
         item.points = rule.points;
       } else {
-        item.feedback = "expected: " + verdict.expected + "\nfound: " + verdict.found;
+        // The item's name is what the rule expects: say it again only where the verdict words it otherwise.
+        const bool said = verdict.expected.empty() || verdict.expected == item.name;
+        item.feedback = (said ? "" : "expected: " + verdict.expected + "\n") + "found: " + verdict.found;
         if (!rule.message.empty()) item.feedback += "\n" + rule.message;
       }
     }
