@@ -167,7 +167,7 @@ TEST_CASE("graph attributes launches in device functions to the kernels that cal
   CHECK(indirect.stream == StreamKind::tail);
   CHECK(direct.site.via == "spawn(int*, int)");
   CHECK(indirect.site.via == "spawn(int*, int)");
-  CHECK(where(direct.site).find(", in spawn(int*, int)") != std::string::npos);
+  CHECK(graph.where(direct.site).find(", in spawn(int*, int)") != std::string::npos);
   CHECK(graph.find("orphan") == nullptr);  // a device function, not a kernel
   CHECK(graph.find("spawn") == nullptr);
   CHECK(graph.launches_from(graph.find_all("worker").front()).empty());

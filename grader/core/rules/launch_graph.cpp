@@ -539,12 +539,6 @@ std::string flags_phrase(const std::optional<unsigned>& flags) {
   return "flags " + std::to_string(*flags);
 }
 
-std::string where(const Site& site) {
-  std::string text = "PTX line " + std::to_string(site.ptx_line);
-  if (!site.via.empty()) text += ", in " + site.via;
-  return text;
-}
-
 void LaunchGraph::attach_source(const std::string& file_name, const std::string& text) {
   source_name = std::filesystem::path(file_name).filename().string();
   source_lines.clear();

@@ -61,9 +61,6 @@ struct Site {
   std::string via;   ///< the device function it is in (demangled); empty: the kernel's own body
 };
 
-/// "PTX line 123" or "PTX line 123, in helper(int*)".
-std::string where(const Site& site);
-
 /// A `cudaStreamCreateWithFlags` in device code.
 struct StreamCreation {
   Site site;
