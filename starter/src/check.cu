@@ -22,6 +22,7 @@ struct DeviceReport {
 };
 
 __device__ DeviceReport g_device_report;
+__device__ unsigned g_launch_delay_ns;  // set_launch_delay(); apart from the report, which resets
 
 /// Copies the last kPlaceChars-1 characters of a path (the file name is at the end).
 __device__ void copy_place(char* dst, const char* src) {
@@ -42,7 +43,17 @@ std::string base_name(const char* path) {
 
 __device__ void record_device_launch(cudaError_t code, const char* file, int line) {
   atomicAdd(&g_device_report.launches_checked, 1ull);
-  if (code == cudaSuccess) return;
+  if (code == cudaSuccess) {
+    const unsigned delay = g_launch_delay_ns;
+    if (delay == 0) return;
+    unsigned long long start = 0, now = 0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+      __nanosleep(1000);
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < delay);
+    return;
+  }
   if (atomicAdd(&g_device_report.launch_failures, 1) == 0) {
     g_device_report.first_error = static_cast<int>(code);
     g_device_report.first_line = line;
@@ -104,6 +115,10 @@ void check_host_call(cudaError_t code, const char* call, const char* file, int l
 void reset_device_report() {
   DeviceReport clean{};
   CDPLAB_CHECK(cudaMemcpyToSymbol(g_device_report, &clean, sizeof clean));
+}
+
+void set_launch_delay(unsigned nanoseconds) {
+  CDPLAB_CHECK(cudaMemcpyToSymbol(g_launch_delay_ns, &nanoseconds, sizeof nanoseconds));
 }
 
 unsigned long long device_launches_checked() {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "rules/barrier_flow.h"
+#include "rules/counter_fences.h"
 #include "rules/launch_check_flow.h"
 #include "rules/names.h"
 #include "rules/ptx_reader.h"
@@ -114,6 +115,7 @@ struct FunctionFacts {
   std::vector<Unguarded> unguarded_shared_atomics;
   std::vector<Unguarded> unguarded_launches;
   std::vector<int> unchecked_launches;  // PTX lines; kernels only (a device function's caller may check)
+  CounterFences counter_fences;
   std::vector<std::string> callees;
   std::vector<CallSite> calls;  // the calls of `callees`, with their arguments' taint
 };
@@ -404,6 +406,12 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       event = FlowEvent::store;  // it writes memory too: a child must not read it unordered
       if (atomic.space == AddressSpace::shared && shared_store != 0)
         facts.unguarded_shared_atomics.push_back({{ins.line, {}}, shared_store});
+      // An atomic that sets a value rather than adds to it (atomicExch(&c, 0), atomicAnd(&c, 0),
+      // atomicCAS) is a store as far as the atomics after it are concerned: zeroing counters
+      // with atomics needs the barrier before counting all the same.
+      if (atomic.space == AddressSpace::shared &&
+          (has_component(ins.opcode, "exch") || has_component(ins.opcode, "cas") || has_component(ins.opcode, "and")))
+        shared_store = ins.line;
       continue;
     }
     if (base != "call") continue;
@@ -464,6 +472,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   }
   for (const auto& site : unguarded_launches(function, events))
     facts.unguarded_launches.push_back({{site.launch_line, {}}, site.store_line});
+  facts.counter_fences = counter_fences(function, module);
   if (function.is_kernel) {
     std::vector<bool> launches(events.size());
     for (std::size_t i = 0; i < events.size(); ++i) launches[i] = events[i] == FlowEvent::launch;
@@ -759,6 +768,10 @@ LaunchGraph analyze_ptx(std::string_view text) {
       for (const auto& u : own.unguarded_shared_atomics) kernel.unguarded_shared_atomics.push_back(attributed(u));
       for (const auto& u : own.unguarded_launches) kernel.unguarded_launches.push_back(attributed(u));
       for (const int line : own.unchecked_launches) kernel.unchecked_launches.push_back({line, via});
+      kernel.counters += own.counter_fences.counters;
+      for (const auto& u : own.counter_fences.unfenced)
+        (u.before ? kernel.unfenced_counters_before : kernel.unfenced_counters_after)
+            .push_back({{u.atomic_line, via}, u.access_line});
     }
   }
   return graph;

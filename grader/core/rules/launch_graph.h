@@ -109,6 +109,11 @@ struct Kernel {
   /// Launches that another thread's store to global or shared memory (or atomic) reaches with no
   /// barrier in between: the child sees the launching thread's own writes, not the others'.
   std::vector<Unguarded> unguarded_launches;
+  /// Global counters of a last-block pattern (counter_fences.h) seen, and their sides without
+  /// a fence: `store_line` is the write before (release side) or the read after the atomic.
+  int counters = 0;
+  std::vector<Unguarded> unfenced_counters_before;
+  std::vector<Unguarded> unfenced_counters_after;
   /// Launches from which the kernel may end with no `cudaGetLastError()` (or
   /// `cudaPeekAtLastError()`) after them, as `CDPLAB_CHECK_LAUNCH()` makes (launch_check_flow.h).
   std::vector<Site> unchecked_launches;

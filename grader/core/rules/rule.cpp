@@ -30,6 +30,7 @@ const std::vector<KindKeys>& kind_keys() {
       {"barrier_before_shared_atomics", true, {"kernel"}},
       {"barrier_before_launch", true, {"kernel"}},
       {"launch_checked", true, {"kernel"}},
+      {"fenced_counter", true, {"kernel"}},
   };
   return table;
 }
@@ -339,6 +340,35 @@ RuleVerdict check_barrier(const RuleSpec& rule, const LaunchGraph& graph, bool l
                                 : "a barrier lies between " + who + "'s stores to __shared__ memory and its atomics on it");
 }
 
+// A last-block counter's verdict: the first side of a counter left without a fence fails it.
+RuleVerdict check_fenced_counter(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  const std::string who = graph.label(kernels.front());
+  int counters = 0;
+  for (std::size_t k : kernels) {
+    const Kernel& kernel = graph.kernels[k];
+    counters += kernel.counters;
+    if (!kernel.unfenced_counters_before.empty()) {
+      const Unguarded& u = kernel.unfenced_counters_before.front();
+      return verdict(false, "the counter's atomic at " + graph.where(u.site) + " follows the write at " +
+                                graph.where(Site{u.store_line, u.site.via}) +
+                                " with no __threadfence() in between: another block may count this one "
+                                "finished before its writes are visible");
+    }
+    if (!kernel.unfenced_counters_after.empty()) {
+      const Unguarded& u = kernel.unfenced_counters_after.front();
+      return verdict(false, "after the counter's atomic at " + graph.where(u.site) + ", the read or launch at " +
+                                graph.where(Site{u.store_line, u.site.via}) +
+                                " comes with no __threadfence() before it: the last block, and the grids it "
+                                "launches, may read what the other blocks wrote before it is visible");
+    }
+  }
+  if (counters == 0)
+    return verdict(false, who + " has no counter: no atomic on global memory whose result it compares "
+                                "(a last-block test such as atomicAdd(&done, 1) == blocks - 1)");
+  return verdict(true, "a fence lies on each side of " + who + "'s counter");
+}
+
 RuleVerdict check_launch_checked(const RuleSpec& rule, const LaunchGraph& graph) {
   const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
   const std::string who = graph.label(kernels.front());
@@ -445,8 +475,11 @@ std::string describe(const RuleSpec& rule) {
   if (rule.kind == "barrier_before_shared_atomics")
     return rule.kernel + " has a barrier (__syncthreads) between its stores to __shared__ memory and the atomics on it";
   if (rule.kind == "barrier_before_launch")
-    return rule.kernel + " has a barrier (__syncthreads) between the block's stores and each launch, so that the "
+    return rule.kernel + " has a barrier (__syncthreads, or __syncwarp where a lane launches for its warp) between the block's stores and each launch, so that the "
                          "child sees every thread's writes";
+  if (rule.kind == "fenced_counter")
+    return rule.kernel + " fences its last-block counter: __threadfence() between the block's writes and the "
+                         "counter's atomic, and again before the last block reads the others' writes";
   if (rule.kind == "launch_checked")
     return rule.kernel + " checks its device-side launches for errors (cudaGetLastError(), as CDPLAB_CHECK_LAUNCH() "
                          "calls it) before it ends";
@@ -478,6 +511,8 @@ RuleVerdict evaluate(const RuleSpec& rule, const LaunchGraph& graph) {
     result = check_barrier(rule, graph, rule.kind == "barrier_before_launch");
   } else if (rule.kind == "launch_checked") {
     result = check_launch_checked(rule, graph);
+  } else if (rule.kind == "fenced_counter") {
+    result = check_fenced_counter(rule, graph);
   } else {
     result = check_no_private_pointers(rule, graph);
   }

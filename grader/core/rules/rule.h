@@ -12,8 +12,9 @@
 /// | `shared_atomics` | `kernel` | `kernel` performs atomic operations on `__shared__` memory |
 /// | `no_private_pointers` | `kernel` (optional) | no launch (from `kernel`, or from any kernel) hands a child an address of local or `__shared__` memory |
 /// | `distinct_streams` | `kernel`, `child` (optional) | no two launch sites of `kernel` (of `child`) into named streams certainly use the same stream: the same stream variable, not written in between, or the same parameter |
-/// | `barrier_before_shared_atomics` | `kernel` | no shared-memory atomic of `kernel` follows a store to `__shared__` memory without a barrier in between (in PTX text order) |
+/// | `barrier_before_shared_atomics` | `kernel` | no shared-memory atomic of `kernel` follows a store to `__shared__` memory (or an atomic that sets a value: exchange, and, compare-and-swap, as zeroing with atomics does) without a barrier in between (in PTX text order) |
 /// | `barrier_before_launch` | `kernel` | no store or atomic on global or `__shared__` memory reaches a launch of `kernel` along the control flow without a barrier in between, so the child sees what every thread wrote; stores in code that only the launching thread runs need none (barrier_flow.h) |
+/// | `fenced_counter` | `kernel` | the kernel's last-block counter (a global atomic whose result it compares) has a device-scope fence between the block's writes and the atomic, and one between the atomic and the reads after it, or the atomic's own release/acquire semantics (counter_fences.h) |
 /// | `launch_checked` | `kernel` | every launch of `kernel` is followed, on every path to its end, by `cudaGetLastError()` or `cudaPeekAtLastError()` (what `CDPLAB_CHECK_LAUNCH()` calls) or a call of another device function (launch_check_flow.h) |
 ///
 /// Every rule may carry `points` (default 0) and a `message`: advice shown when it fails.

@@ -344,7 +344,10 @@ class Reader {
     return false;
   }
   /// A site the operators may touch: in a function body and in the student's code.
-  bool site(std::size_t k) const { return k < t_.size() && function_of_[k] >= 0 && !in_throw_[k] && student(k); }
+  bool site(std::size_t k) const { return code_site(k) && student(k); }
+  /// A site in any function body, given code included: where barriers and fences are removed
+  /// (a student may edit given code too, and every barrier of a reference must be needed).
+  bool code_site(std::size_t k) const { return k < t_.size() && function_of_[k] >= 0 && !in_throw_[k]; }
 
   void add(const std::string& op, std::size_t first, std::size_t last, const std::string& replacement) {
     edits_.push_back({op, function_of_[first], t_[first].begin, t_[last].end, replacement});
@@ -864,7 +867,7 @@ class Reader {
         "co_await", "co_yield", "asm", "const", "constexpr", "static", "auto", "void", "try", "catch", "operator",
         "namespace", "struct", "class", "enum", "union", "extern", "volatile", "register", "__shared__"};
     for (std::size_t k = fn.body_open + 1; k < fn.body_close; ++k) {
-      if (!statement_start_[k] || !site(k)) continue;
+      if (!statement_start_[k] || !code_site(k)) continue;
       std::size_t j = k;
       bool launch = false, last_call = false;
       std::size_t calls_seen = 0, segment = 0;
@@ -949,6 +952,7 @@ class Reader {
         else if (name == "CDPLAB_CHECK_LAUNCH")
           op = "launch-check-removed";
       }
+      if (!is_ordering_operator(op) && !student(k)) continue;
       // A controlled statement keeps a body; one after a label keeps a statement.
       const std::string replacement = controlled_[k] ? "{}" : after_label_[k] ? ";" : "";
       add(op, k, j, replacement);

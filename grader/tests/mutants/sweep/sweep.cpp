@@ -334,14 +334,16 @@ std::vector<std::vector<std::size_t>> compile_stage(const Settings& settings, co
         const std::string text = apply(xs[e].source, m);
         const std::string hash = hex(hash_text(text));
         const Verdict cached = read_verdict(paths.verdict(m), hash);
+        // Barrier and fence removals come on top of the sample: every one is taken.
+        const bool counted = !is_ordering_operator(m.op);
         tried[e].push_back(i);
         if (cached.valid) {
-          if (cached.compiled) ++compiled[e];
+          if (cached.compiled && counted) ++compiled[e];
           continue;
         }
         write_file(paths.rules_source(m), text);
         jobs.push_back({e, i, hash, {}, false});
-        ++pending;
+        if (counted) ++pending;
       }
     }
     if (jobs.empty()) break;
@@ -368,7 +370,7 @@ std::vector<std::vector<std::size_t>> compile_stage(const Settings& settings, co
         continue;
       }
       ++fresh;
-      if (job.verdict.compiled) ++compiled[job.exercise];
+      if (job.verdict.compiled && !is_ordering_operator(xs[job.exercise].mutants[job.mutant].op)) ++compiled[job.exercise];
     }
     done += jobs.size();
     if (stopped) break;
