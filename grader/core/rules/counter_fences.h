@@ -6,12 +6,16 @@
 /// Before the counter: each block's writes must be visible before another block can see its
 /// count, so a fence (`__threadfence()`, a `fence` or `membar` at device or system scope) lies
 /// between the block's last write to global memory and the atomic, or the atomic has release
-/// semantics itself (`cuda::atomic_ref::fetch_add` with `memory_order_release` or `acq_rel`).
+/// semantics itself (`cuda::atomic_ref::fetch_add` with `memory_order_release` or `acq_rel`);
+/// and a block barrier (`__syncthreads()`) lies there too, since the one thread that counts the
+/// block must come after every other thread's writes.
 /// After it: the last block reads what the others wrote only after a fence (or an acquire
 /// atomic). On an H100 the writes land long before anyone reads them, so the checks pass without
 /// either fence; the rule grades what the memory model promises instead.
 ///
-/// Read in text order within one function. A counter is an `atom` on memory that is not
+/// Within one function: before the atomic along every path of the control flow; after it in
+/// text order (the fence sits in the branch the last block takes, and which branch that is
+/// depends on a value the analysis does not follow). A counter is an `atom` on memory that is not
 /// `__shared__` whose result register a `setp` reads. A write is a store or atomic on memory
 /// that is not `__shared__`, local or a parameter, or a call of a function defined in the module
 /// (it may write); a read is such a load, such a call, or a device-side launch (the child reads
@@ -25,11 +29,18 @@
 
 namespace cdplab::rules {
 
-/// A counter atomic without the fence on one side.
+/// What a counter lacks.
+enum class CounterGap {
+  fence_before,    ///< no fence between the block's last write and the atomic
+  barrier_before,  ///< no block barrier there: one thread counts the block before the others wrote
+  fence_after,     ///< no fence between the atomic and the reads (or launches) after it
+};
+
+/// A counter atomic without the fence (or barrier) on one side.
 struct UnfencedCounter {
   int atomic_line = 0;  ///< PTX line of the counter's atomic
-  int access_line = 0;  ///< the write before it (release) or the read after it (acquire)
-  bool before = true;   ///< true: no fence between the write and the atomic; false: after it
+  int access_line = 0;  ///< the write before it, or the read after it
+  CounterGap gap = CounterGap::fence_before;
 };
 
 /// What the rule found in one function.

@@ -6,8 +6,9 @@
 /// kernel learns of it only from `cudaGetLastError()` or `cudaPeekAtLastError()`, which
 /// `CDPLAB_CHECK_LAUNCH()` calls. The error stays until it is read, so one check after several
 /// launches sees any of them. A launch counts as checked when every path from it to the end of
-/// the kernel passes such a call, or a call of another device function (defined here or
-/// elsewhere, or called through a pointer: it may check), or ends in a trap.
+/// the kernel passes such a call, or a call of a device function that may read the error (one
+/// defined here that calls cudaGetLastError(), directly or through the functions it calls; one
+/// defined elsewhere, or called through a pointer), or ends in a trap.
 ///
 /// Paths are followed with what they tell of the predicates that guard branches: code that
 /// launches under a condition and, after a barrier, checks under the same one (`if (tid == 0)
@@ -17,8 +18,8 @@
 /// is reported clean.
 ///
 /// Known limits. On the side of passing: the launches of a device function that is not inlined
-/// are not judged (its caller's call of it counts as a possible check), and a call of any other
-/// device function counts as a check whether it reads the error or not. On the side of failing:
+/// are not judged (its caller's call of it counts as a possible check), and a call of a device
+/// function defined elsewhere counts as a check whether it reads the error or not. On the side of failing:
 /// the conditions on different values above, and a launch through `cudaLaunchDevice()` whose
 /// returned error is tested, which still needs `cudaGetLastError()` after it.
 #pragma once

@@ -47,6 +47,7 @@ constexpr std::string_view kGetBuffer = "__cudaCDP2GetParameterBuffer";
 constexpr std::string_view kLaunchV2 = "__cudaCDP2LaunchDeviceV2";
 constexpr std::string_view kLaunch = "__cudaCDP2LaunchDevice";
 constexpr std::string_view kStreamCreate = "__cudaCDP2StreamCreateWithFlags";
+constexpr std::string_view kStreamDestroy = "__cudaCDP2StreamDestroy";
 constexpr std::string_view kGetLastError = "__cudaCDP2GetLastError";
 constexpr std::string_view kPeekAtLastError = "__cudaCDP2PeekAtLastError";
 
@@ -70,6 +71,30 @@ bool may_read_launch_error(const std::string& callee) {
   if (callee.rfind("__cudaCDP2", 0) == 0 || callee == "vprintf" || callee == "__assertfail") return false;
   return callee.find("record_device_launch") == std::string::npos &&
          callee.find("record_device_todo") == std::string::npos;
+}
+
+bool calls_error_reader(const ptx::Module& module, const ptx::Function& function, std::set<std::string>& visiting);
+
+// Whether a call of `callee` may read a launch's error: a function outside this PTX unless
+// may_read_launch_error() knows it does not, a function defined here only when it (or a function
+// it calls) does. A recursive call is taken to read it, as the analysis cannot tell.
+bool call_may_read_error(const ptx::Module& module, const std::string& callee, std::set<std::string>& visiting) {
+  if (callee == "__cudaCDP2GetLastError" || callee == "__cudaCDP2PeekAtLastError") return true;
+  const ptx::Function* target = module.find(callee);
+  if (target == nullptr || !target->defined) return may_read_launch_error(callee);
+  return calls_error_reader(module, *target, visiting);
+}
+
+bool calls_error_reader(const ptx::Module& module, const ptx::Function& function, std::set<std::string>& visiting) {
+  if (!visiting.insert(function.name).second) return true;
+  for (const auto& ins : function.body) {
+    if (opcode_base(ins.opcode) != "call") continue;
+    const ptx::CallOperands call = ptx::call_operands(ins);
+    const std::string callee = call.callee;
+    if (callee.empty() || callee.front() == '%') return true;  // through a pointer: it may
+    if (call_may_read_error(module, callee, visiting)) return true;
+  }
+  return false;
 }
 
 std::string without_suffix(std::string name, std::string_view suffix) {
@@ -109,6 +134,7 @@ struct LaunchSite {
 struct FunctionFacts {
   std::vector<LaunchSite> launches;
   std::vector<StreamCreation> stream_creations;
+  std::vector<Site> stream_destructions;
   std::vector<HeapCall> allocations;
   std::vector<HeapCall> deallocations;
   std::vector<Atomic> atomics;
@@ -447,6 +473,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       }
       if (!v2) site.child = symbol(argument(0));
       facts.launches.push_back(site);
+    } else if (callee == kStreamDestroy) {
+      facts.stream_destructions.push_back({ins.line, {}});
     } else if (callee == kStreamCreate) {
       note_frame_write(argument(0));
       StreamCreation creation{{ins.line, {}}, std::nullopt};
@@ -460,7 +488,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     } else if (const ptx::Function* target = module.find(callee); target && target->defined) {
       shared_store = 0;  // the function may hold a barrier: nothing certain
       event = FlowEvent::barrier;
-      error_checks[at] = true;
+      std::set<std::string> visiting;  // a helper checks the error only if it reads it somewhere
+      error_checks[at] = calls_error_reader(module, *target, visiting);
       facts.callees.push_back(target->name);
       CallSite call_site{target->name, {}};
       for (std::size_t i = 0; i < call.arguments.size(); ++i) call_site.argument_taint.push_back(taint_of(argument(i)));
@@ -762,6 +791,7 @@ LaunchGraph analyze_ptx(std::string_view text) {
       // after the launches: kernel_for() may have grown graph.kernels
       Kernel& kernel = graph.kernels[parent];
       for (const auto& c : own.stream_creations) kernel.stream_creations.push_back(attributed(c));
+      for (const auto& d : own.stream_destructions) kernel.stream_destructions.push_back({d.ptx_line, via});
       for (const auto& a : own.allocations) kernel.allocations.push_back(attributed(a));
       for (const auto& d : own.deallocations) kernel.deallocations.push_back(attributed(d));
       for (const auto& a : own.atomics) kernel.atomics.push_back(attributed(a));
@@ -770,7 +800,9 @@ LaunchGraph analyze_ptx(std::string_view text) {
       for (const int line : own.unchecked_launches) kernel.unchecked_launches.push_back({line, via});
       kernel.counters += own.counter_fences.counters;
       for (const auto& u : own.counter_fences.unfenced)
-        (u.before ? kernel.unfenced_counters_before : kernel.unfenced_counters_after)
+        (u.gap == CounterGap::fence_before     ? kernel.unfenced_counters_before
+         : u.gap == CounterGap::barrier_before ? kernel.unbarriered_counters
+                                               : kernel.unfenced_counters_after)
             .push_back({{u.atomic_line, via}, u.access_line});
     }
   }

@@ -101,6 +101,7 @@ struct Kernel {
   std::string short_name;      ///< unqualified: "child"
   bool defined = true;         ///< false for a launched kernel whose code is not in this PTX
   std::vector<StreamCreation> stream_creations;
+  std::vector<Site> stream_destructions;  ///< device `cudaStreamDestroy`
   std::vector<HeapCall> allocations;    ///< device `cudaMalloc` / `malloc`
   std::vector<HeapCall> deallocations;  ///< device `cudaFree` / `free`
   std::vector<Atomic> atomics;
@@ -112,7 +113,8 @@ struct Kernel {
   /// Global counters of a last-block pattern (counter_fences.h) seen, and their sides without
   /// a fence: `store_line` is the write before (release side) or the read after the atomic.
   int counters = 0;
-  std::vector<Unguarded> unfenced_counters_before;
+  std::vector<Unguarded> unfenced_counters_before;   ///< no fence between a write and the atomic
+  std::vector<Unguarded> unbarriered_counters;       ///< no block barrier between them
   std::vector<Unguarded> unfenced_counters_after;
   /// Launches from which the kernel may end with no `cudaGetLastError()` (or
   /// `cudaPeekAtLastError()`) after them, as `CDPLAB_CHECK_LAUNCH()` makes (launch_check_flow.h).

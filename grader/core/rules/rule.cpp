@@ -31,6 +31,7 @@ const std::vector<KindKeys>& kind_keys() {
       {"barrier_before_launch", true, {"kernel"}},
       {"launch_checked", true, {"kernel"}},
       {"fenced_counter", true, {"kernel"}},
+      {"destroys_stream", true, {"kernel"}},
   };
   return table;
 }
@@ -222,6 +223,26 @@ RuleVerdict check_creates_stream(const RuleSpec& rule, const LaunchGraph& graph)
                            more(creations.size() - 1, "stream creations"));
 }
 
+RuleVerdict check_destroys_stream(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  const std::string who = graph.label(kernels.front());
+  std::size_t created = 0, destroyed = 0;
+  const Site* first_creation = nullptr;
+  for (std::size_t k : kernels) {
+    for (const auto& creation : graph.kernels[k].stream_creations)
+      if (created++ == 0) first_creation = &creation.site;
+    destroyed += graph.kernels[k].stream_destructions.size();
+  }
+  if (created == 0) return verdict(false, who + " creates no stream in device code");
+  if (destroyed == 0)
+    return verdict(false, who + " creates a stream (" + graph.where(*first_creation) +
+                              ") and never calls cudaStreamDestroy: each thread's stream stays allocated");
+  if (destroyed < created)
+    return verdict(false, who + " creates streams at " + std::to_string(created) + " places and destroys them at only " +
+                              std::to_string(destroyed));
+  return verdict(true, who + " destroys the streams it creates (" + std::to_string(destroyed) + " cudaStreamDestroy calls)");
+}
+
 RuleVerdict check_heap(const RuleSpec& rule, const LaunchGraph& graph, bool allocation) {
   const std::vector<std::size_t> kernels = scope_of(rule, graph);
   for (std::size_t k : kernels) {
@@ -355,6 +376,13 @@ RuleVerdict check_fenced_counter(const RuleSpec& rule, const LaunchGraph& graph)
                                 " with no __threadfence() in between: another block may count this one "
                                 "finished before its writes are visible");
     }
+    if (!kernel.unbarriered_counters.empty()) {
+      const Unguarded& u = kernel.unbarriered_counters.front();
+      return verdict(false, "the counter's atomic at " + graph.where(u.site) + " follows the write at " +
+                                graph.where(Site{u.store_line, u.site.via}) +
+                                " with no __syncthreads() in between: the thread that counts the block "
+                                "finished may do so before the block's other threads have written");
+    }
     if (!kernel.unfenced_counters_after.empty()) {
       const Unguarded& u = kernel.unfenced_counters_after.front();
       return verdict(false, "after the counter's atomic at " + graph.where(u.site) + ", the read or launch at " +
@@ -460,6 +488,8 @@ std::string describe(const RuleSpec& rule) {
   if (rule.kind == "creates_stream")
     return rule.kernel + " creates a stream in device code" +
            (rule.flags == "non_blocking" ? " with cudaStreamNonBlocking" : "");
+  if (rule.kind == "destroys_stream")
+    return rule.kernel + " destroys each stream it creates (cudaStreamDestroy after the launches into it)";
   if (rule.kind == "device_malloc")
     return who + " allocates device-heap memory (cudaMalloc or malloc) in device code";
   if (rule.kind == "device_free")
@@ -478,8 +508,9 @@ std::string describe(const RuleSpec& rule) {
     return rule.kernel + " has a barrier (__syncthreads, or __syncwarp where a lane launches for its warp) between the block's stores and each launch, so that the "
                          "child sees every thread's writes";
   if (rule.kind == "fenced_counter")
-    return rule.kernel + " fences its last-block counter: __threadfence() between the block's writes and the "
-                         "counter's atomic, and again before the last block reads the others' writes";
+    return rule.kernel + " fences its last-block counter: __threadfence() and __syncthreads() between the block's "
+                         "writes and the counter's atomic, and __threadfence() again before the last block reads the "
+                         "others' writes";
   if (rule.kind == "launch_checked")
     return rule.kernel + " checks its device-side launches for errors (cudaGetLastError(), as CDPLAB_CHECK_LAUNCH() "
                          "calls it) before it ends";
@@ -501,6 +532,8 @@ RuleVerdict evaluate(const RuleSpec& rule, const LaunchGraph& graph) {
     result = check_recursion(rule, graph);
   } else if (rule.kind == "creates_stream") {
     result = check_creates_stream(rule, graph);
+  } else if (rule.kind == "destroys_stream") {
+    result = check_destroys_stream(rule, graph);
   } else if (rule.kind == "device_malloc" || rule.kind == "device_free") {
     result = check_heap(rule, graph, rule.kind == "device_malloc");
   } else if (rule.kind == "shared_atomics") {

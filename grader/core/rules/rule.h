@@ -7,6 +7,7 @@
 /// | `launches` | `kernel`, `child` (optional), `stream` (optional list) | `kernel` launches `child` (any kernel if omitted); with `stream`, every such launch uses a listed stream kind |
 /// | `recursion` | `kernel` | `kernel` launches itself, directly or through other kernels |
 /// | `creates_stream` | `kernel`, `flags` (optional: `"non_blocking"`) | `kernel` creates a stream in device code, every one with those flags |
+/// | `destroys_stream` | `kernel` | `kernel` calls `cudaStreamDestroy` in device code at least as many times (in the PTX) as it creates streams |
 /// | `device_malloc` | `kernel` (optional) | `kernel` (or some kernel) calls `cudaMalloc` or `malloc` in device code |
 /// | `device_free` | `kernel` (optional) | likewise `cudaFree` or `free` |
 /// | `shared_atomics` | `kernel` | `kernel` performs atomic operations on `__shared__` memory |

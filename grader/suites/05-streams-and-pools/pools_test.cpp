@@ -58,4 +58,12 @@ GPU_CHECK("pool sized from the workload") {
   // A pool that another part of the program left smaller than the default: 1000 children
   // need 1000 entries, though the default pool would have held them.
   expect_every_child_ran(1000, cdplab::harness::kShrunkLaunchPool);
+  // One left larger than this workload needs stays as large: the exercise raises the pool, and
+  // never lowers what another part of the program asked for.
+  constexpr std::size_t kLargerPool = 80000;
+  const PoolRun kept = expect_every_child_ran(1000, kLargerPool);
+  CHECK_MESSAGE(kept.pool_limit >= kLargerPool,
+                "this run started from a pool of " << kLargerPool << " entries, as another part of a program may "
+                << "leave it, and the exercise left it at " << kept.pool_limit << " entries: raise the pool when "
+                << "the workload needs more, never lower it (read the limit with cudaDeviceGetLimit first)");
 }
