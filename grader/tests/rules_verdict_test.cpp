@@ -88,7 +88,7 @@ message = "Hand the reduction to a tail launch."
   const RuleSpec flags =
       rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"");
   CHECK(flags.flags == "non_blocking");
-  CHECK(rule_kinds().size() == 11);
+  CHECK(rule_kinds().size() == 13);
 }
 
 TEST_CASE("parse_rule names the key at fault") {
