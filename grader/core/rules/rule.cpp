@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 namespace cdplab::rules {
 namespace {
@@ -369,20 +370,18 @@ RuleVerdict check_fenced_counter(const RuleSpec& rule, const LaunchGraph& graph)
   for (std::size_t k : kernels) {
     const Kernel& kernel = graph.kernels[k];
     counters += kernel.counters;
-    if (!kernel.unfenced_counters_before.empty()) {
-      const Unguarded& u = kernel.unfenced_counters_before.front();
-      return verdict(false, "the counter's atomic at " + graph.where(u.site) + " follows the write at " +
-                                graph.where(Site{u.store_line, u.site.via}) +
-                                " with no __threadfence() in between: another block may count this one "
-                                "finished before its writes are visible");
-    }
-    if (!kernel.unbarriered_counters.empty()) {
-      const Unguarded& u = kernel.unbarriered_counters.front();
-      return verdict(false, "the counter's atomic at " + graph.where(u.site) + " follows the write at " +
-                                graph.where(Site{u.store_line, u.site.via}) +
-                                " with no __syncthreads() in between: the thread that counts the block "
-                                "finished may do so before the block's other threads have written");
-    }
+    // The first gap found, in the order a reader fixes them: fence, barrier, then the last block's fence.
+    const std::vector<std::pair<const std::vector<Unguarded>*, std::string>> gaps = {
+        {&kernel.unfenced_counters_before,
+         " with no __threadfence() in between: another block may count this one finished before its writes are visible"},
+        {&kernel.unbarriered_counters,
+         " with no __syncthreads() in between: the thread that counts the block finished may do so before the block's "
+         "other threads have written"},
+    };
+    for (const auto& [found, why] : gaps)
+      if (!found->empty())
+        return verdict(false, "the counter's atomic at " + graph.where(found->front().site) + " follows the write at " +
+                                  graph.where(Site{found->front().store_line, found->front().site.via}) + why);
     if (!kernel.unfenced_counters_after.empty()) {
       const Unguarded& u = kernel.unfenced_counters_after.front();
       return verdict(false, "after the counter's atomic at " + graph.where(u.site) + ", the read or launch at " +
