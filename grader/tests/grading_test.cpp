@@ -24,6 +24,17 @@ cdplab::manifest::Exercise exercise_with_checks() {
   return e;
 }
 
+/// The sample exercise with one rule of `kind` about `kernel`, worth `points`.
+cdplab::manifest::Exercise exercise_with_rule(const std::string& kind, const std::string& kernel, double points) {
+  auto e = exercise_with_checks();
+  cdplab::rules::RuleSpec rule;
+  rule.kind = kind;
+  rule.kernel = kernel;
+  rule.points = points;
+  e.rules = {rule};
+  return e;
+}
+
 CheckEvent event(const std::string& kind, const std::string& check) {
   CheckEvent e;
   e.event = kind;
@@ -224,13 +235,7 @@ TEST_CASE("grading explains build failures in CDP2 terms") {
 }
 
 TEST_CASE("grading fails every rule when the PTX cannot be read") {
-  auto e = exercise_with_checks();
-  cdplab::rules::RuleSpec rule;
-  rule.kind = "recursion";
-  rule.kernel = "k";
-  rule.points = 2;
-  e.rules = {rule};
-  const auto items = evaluate_rules(e, "this is not PTX");
+  const auto items = evaluate_rules(exercise_with_rule("recursion", "k", 2), "this is not PTX");
   REQUIRE(items.size() == 1);
   CHECK(items[0].kind == ItemKind::rule);
   CHECK(items[0].outcome == Outcome::failed);
@@ -239,13 +244,7 @@ TEST_CASE("grading fails every rule when the PTX cannot be read") {
 }
 
 TEST_CASE("a failed rule's feedback says what was found, and does not repeat the rule's name") {
-  auto e = exercise_with_checks();
-  cdplab::rules::RuleSpec rule;
-  rule.kind = "launch_checked";
-  rule.kernel = "unchecked";
-  rule.points = 1;
-  e.rules = {rule};
-  const auto items = evaluate_rules(e, fixture_ptx("launch_checks"));
+  const auto items = evaluate_rules(exercise_with_rule("launch_checked", "unchecked", 1), fixture_ptx("launch_checks"));
   REQUIRE(items.size() == 1);
   INFO(items[0].name << "\n" << items[0].feedback);
   CHECK(items[0].outcome == Outcome::failed);

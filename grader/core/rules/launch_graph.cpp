@@ -79,7 +79,7 @@ bool calls_error_reader(const ptx::Module& module, const ptx::Function& function
 // may_read_launch_error() knows it does not, a function defined here only when it (or a function
 // it calls) does. A recursive call is taken to read it, as the analysis cannot tell.
 bool call_may_read_error(const ptx::Module& module, const std::string& callee, std::set<std::string>& visiting) {
-  if (callee == "__cudaCDP2GetLastError" || callee == "__cudaCDP2PeekAtLastError") return true;
+  if (callee == kGetLastError || callee == kPeekAtLastError) return true;
   const ptx::Function* target = module.find(callee);
   if (target == nullptr || !target->defined) return may_read_launch_error(callee);
   return calls_error_reader(module, *target, visiting);
