@@ -15,22 +15,40 @@ namespace {
 /// before it gives up and reports nothing: a verdict it cannot reach is a pass.
 constexpr std::size_t kStateBudget = 100000;
 
-/// The predicate registers worth following: those that guard a branch, and those copied or
-/// negated into one. Code that tests one predicate twice (`if (c) launch; ...; if (c) check;`)
-/// cannot take the first branch one way and the second the other.
+/// The predicate registers worth following: those that could tie one branch to another. Code
+/// that tests one predicate twice (`if (c) launch; ...; if (c) check;`) cannot take the first
+/// branch one way and the second the other; nor can a branch on a flag set to a constant next
+/// to the launch. A predicate that guards a single branch and is never a copy or a constant
+/// ties nothing, and following it would only multiply the states (the inlined loops of a
+/// library's block-wide primitives test dozens of them).
 std::set<std::string> branch_predicates(const ptx::Function& function) {
-  std::set<std::string> tracked;
+  std::map<std::string, int> branches;
   for (const auto& ins : function.body)
     if (ptx::opcode_base(ins.opcode) == "bra" && !ins.guard.empty())
-      tracked.insert(ins.guard[0] == '!' ? ins.guard.substr(1) : ins.guard);
-  for (bool grown = true; grown;) {
-    grown = false;
-    for (const auto& ins : function.body) {
-      const std::string base = ptx::opcode_base(ins.opcode);
-      if ((base == "not" || base == "mov") && ins.operands.size() == 2 && tracked.count(ins.operands[0]) &&
-          ins.operands[1].rfind('%', 0) == 0)
-        grown = tracked.insert(ins.operands[1]).second || grown;
+      ++branches[ins.guard[0] == '!' ? ins.guard.substr(1) : ins.guard];
+  // Copies (and negations) join predicates into one class: a value known of one is known of all.
+  std::set<std::string> copied;
+  std::map<std::string, std::set<std::string>> copies_of;
+  for (const auto& ins : function.body) {
+    const std::string base = ptx::opcode_base(ins.opcode);
+    if ((base == "not" || base == "mov") && ins.operands.size() == 2) {
+      const std::string& target = ins.operands[0];
+      const std::string& source = ins.operands[1];
+      if (ptx::is_integer_literal(source)) copied.insert(target);
+      if (source.rfind('%', 0) == 0) {
+        copies_of[target].insert(source);
+        copies_of[source].insert(target);
+      }
     }
+  }
+  std::set<std::string> tracked;
+  for (const auto& [reg, count] : branches)
+    if (count >= 2 || copied.count(reg) || copies_of.count(reg)) tracked.insert(reg);
+  for (bool grown = true; grown;) {  // every copy of a tracked predicate is tracked too
+    grown = false;
+    for (const auto& reg : std::set<std::string>(tracked))
+      if (const auto it = copies_of.find(reg); it != copies_of.end())
+        for (const auto& other : it->second) grown = tracked.insert(other).second || grown;
   }
   return tracked;
 }
@@ -92,19 +110,20 @@ std::vector<int> unchecked_launches(const ptx::Function& function, const std::ve
     if (base == "bra" && !ins.guard.empty()) {
       const bool negated = ins.guard[0] == '!';
       const std::string reg = negated ? ins.guard.substr(1) : ins.guard;
+      const bool follow = tracked.count(reg) > 0;
       const auto known = state.values.find(reg);
       const bool may_take = known == state.values.end() || known->second != negated;
       const bool may_skip = known == state.values.end() || known->second == negated;
       if (may_take) {
         State taken = state;
-        taken.values[reg] = !negated;
+        if (follow) taken.values[reg] = !negated;
         for (const std::size_t to : ptx::branch_targets(function, state.at, labels)) {
           taken.at = to;
           work.push_back(taken);
         }
       }
       if (may_skip) {
-        state.values[reg] = negated;
+        if (follow) state.values[reg] = negated;
         ++state.at;
         work.push_back(std::move(state));
       }
