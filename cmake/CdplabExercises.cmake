@@ -78,19 +78,9 @@ function(cdplab_add_chapter chapter)
     set(checks_target "cdplab_checks_${chapter_id}_${stem}")
     cdplab_kit_checks(${checks_target} SOURCES "${suite_source}"
                       LIBRARIES cdplab::harness ${oracle_target} ${support_target})
-    cdplab_reference_suite(${chapter} ${stem} ${suite_source} ${suite_target} ${checks_target} "${support_target}"
+    cdplab_reference_suite(${chapter} ${stem} ${suite_target} ${checks_target} "${support_target}"
                            "${oracle_target}" reference reference_target)
-    # Speed checks time the twin in the suite's own run (direct mode): only those suites name it.
-    file(STRINGS "${suite_source}" speed_lines REGEX "CDPLAB_SPEED_WORKLOAD\\(")
-    set(speed_reference "")
-    if(speed_lines)
-      set(speed_reference "${reference}")
-    endif()
-    cdplab_add_suite(${suite_target} NAME "${test_name}" REFERENCE "${speed_reference}"
-                     LIBRARIES ${checks_target} ${exercise_target} ${oracle_target})
-    if(speed_lines AND TARGET reference_${suite_target})
-      add_dependencies(${suite_target} reference_${suite_target})  # the twin is built whenever the suite is
-    endif()
+    cdplab_add_suite(${suite_target} NAME "${test_name}" LIBRARIES ${checks_target} ${exercise_target} ${oracle_target})
     # One CTest test per check ("01-fundamentals/child_grids/<check>"): a crash or a hang in
     # one check cannot spoil the others; CTest's timeout backs up the suite's own watchdog.
     math(EXPR ctest_timeout "${CDPLAB_CHECK_TIMEOUT} + 15")
@@ -136,15 +126,14 @@ endfunction()
 # cdplab_reference_suite: the suite's checks linked a second time, against solutions/: the
 # "reference twin". It is the judge of `cdplab grade` (grader/harness/observe.h): it replays what
 # the student's process recorded of each check's GPU steps, with no student code in it, and
-# decides the checks. A suite with speed checks (it registers a CDPLAB_SPEED_WORKLOAD) also times
-# it in its own run (grader/harness/speed.h). Sets `out` to the twin's path (a generator
-# expression) and `target_out` to its target in this tree, or either to "" when there is none
-# (a twin from a grading kit has no target here: the kit's tree builds it). A build of solutions/
-# is its own twin; a tree using a grading kit takes the kit's; a copy without solutions/ (a
-# student release) has none, and its speed checks report themselves skipped. Only the twins of
-# suites with speed checks are part of ALL (a student's `cdplab check` needs no other); the
-# grading kit's target builds them all.
-function(cdplab_reference_suite chapter stem suite_source suite_target checks_target support_target oracle_target out
+# decides the checks. Sets `out` to the twin's path (a generator expression) and `target_out` to
+# its target in this tree, or either to "" when there is none (a twin from a grading kit has no
+# target here: the kit's tree builds it). A build of solutions/ is its own twin; a tree using a
+# grading kit takes the kit's; a copy without solutions/ (a student release) has none and needs
+# none: `cdplab check` runs every check in direct mode, the speed checks against baselines that
+# ship with the grader (grader/harness/speed.h). No twin is part of ALL; the grading kit's
+# target builds them all.
+function(cdplab_reference_suite chapter stem suite_target checks_target support_target oracle_target out
          target_out)
   set(${out} "" PARENT_SCOPE)
   set(${target_out} "" PARENT_SCOPE)
@@ -165,11 +154,7 @@ function(cdplab_reference_suite chapter stem suite_source suite_target checks_ta
   if(NOT EXISTS "${reference_source}")
     return()
   endif()
-  file(STRINGS "${suite_source}" speed_lines REGEX "CDPLAB_SPEED_WORKLOAD\\(")
   set(exclude EXCLUDE_FROM_ALL)
-  if(speed_lines)
-    set(exclude "")
-  endif()
   string(REGEX REPLACE "[^A-Za-z0-9]" "_" chapter_id "${chapter}")
   set(reference_library "cdplab_reference_${chapter_id}_${stem}")
   add_library(${reference_library} STATIC ${exclude} "${reference_source}")

@@ -16,8 +16,8 @@
 #include "cdplab/streams.h"
 
 #include "../probe/launch_kernels.cuh"
+#include "../suites/05-streams-and-pools/support/radix_sort.h"
 
-#include <cub/device/device_radix_sort.cuh>
 
 #include <signal.h>
 #include <unistd.h>
@@ -37,6 +37,7 @@ namespace probe = cdplab::probe;
 namespace st = cdplab::streams;
 using bench::UsageError;
 using probe::StreamKind;
+using cdplab::support::streams::CubRadixSort;
 
 const char* const kProgram = "bench-05-streams-and-pools";
 
@@ -575,27 +576,6 @@ Cell measure_gpu(int warmups, int runs, Prepare&& prepare, Run&& run) {
   }
   return Cell{times.median(), runs};
 }
-
-/// CUB's radix sort of n ints from `in` into `out`, its temporary storage allocated once.
-class CubRadixSort {
- public:
-  CubRadixSort(const int* in, int* out, std::size_t n) : in_(in), out_(out), n_(n) {
-    CDPLAB_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes_, in_, out_, n_));
-    CDPLAB_CHECK(cudaMalloc(&temp_, temp_bytes_ > 0 ? temp_bytes_ : 1));
-  }
-  ~CubRadixSort() { cudaFree(temp_); }
-  CubRadixSort(const CubRadixSort&) = delete;
-  CubRadixSort& operator=(const CubRadixSort&) = delete;
-
-  void sort() { CDPLAB_CHECK(cub::DeviceRadixSort::SortKeys(temp_, temp_bytes_, in_, out_, n_)); }
-
- private:
-  const int* in_;
-  int* out_;
-  std::size_t n_;
-  void* temp_ = nullptr;
-  std::size_t temp_bytes_ = 0;
-};
 
 /// A whole CUB sort as a host call like quicksort(): buffers and temporary storage allocated,
 /// upload, sort, download, buffers freed.

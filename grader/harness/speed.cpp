@@ -1,7 +1,6 @@
-// Graded speed checks: the workload registry, the timed runs, and the reference twin run as a
-// child process (see speed.h).
+// Graded speed checks: the workload and baseline registries, the timed runs, and the baseline
+// run in a child process (see speed.h).
 #include "speed.h"
-#include "suite_identity.h"
 
 #include "harness.h"
 #include "launch_delay.h"
@@ -38,17 +37,33 @@ namespace {
 constexpr int kWarmups = 1;
 constexpr int kRuns = 5;
 constexpr double kSideBudgetSeconds = 6.0;
-/// The reference twin is stopped after this long (its own time, all runs).
-constexpr double kReferenceLimitSeconds = 15.0;
+/// The baseline's child process is stopped after this long (its own time, all runs).
+constexpr double kBaselineLimitSeconds = 15.0;
 
 std::map<std::string, TimedRun>& workloads() {
   static std::map<std::string, TimedRun> registry;
   return registry;
 }
 
+struct Baseline {
+  TimedRun run = nullptr;
+  std::string what;
+};
+
+std::map<std::string, Baseline>& baselines() {
+  static std::map<std::string, Baseline> registry;
+  return registry;
+}
+
 TimedRun find_workload(const std::string& name) {
   const auto it = workloads().find(name);
   if (it == workloads().end()) throw std::invalid_argument("no speed workload named \"" + name + "\" in this suite");
+  return it->second;
+}
+
+const Baseline& find_baseline(const std::string& name) {
+  const auto it = baselines().find(name);
+  if (it == baselines().end()) throw std::invalid_argument("no speed baseline for the workload \"" + name + "\" in this suite");
   return it->second;
 }
 
@@ -64,19 +79,19 @@ std::string ms_text(double ms) {
   return text;
 }
 
-/// What the reference twin printed: its times, or why it gave none.
-struct TwinResult {
+/// What the baseline's process printed: its times, or why it gave none.
+struct BaselineResult {
   std::vector<double> ms;
-  std::string problem;  ///< empty when the twin ran every run
+  std::string problem;  ///< empty when it ran every run
 };
 
 extern "C" char** environ;
 
-/// The environment of the reference's process: this one's, without the results file (the twin's
-/// lines are read here, never graded) and without the observation folders (it times in direct
-/// mode). A judge, which runs with the GPU hidden (CUDA_VISIBLE_DEVICES empty), gives the twin
-/// the devices CDPLAB_JUDGE_GPUS names, or all of them when it is not set.
-std::vector<std::string> reference_environment() {
+/// The environment of the baseline's process: this one's, without the results file (its lines
+/// are read here, never graded) and without the observation folders (it times in direct mode).
+/// A judge, which runs with the GPU hidden (CUDA_VISIBLE_DEVICES empty), gives it the devices
+/// CDPLAB_JUDGE_GPUS names, or all of them when it is not set.
+std::vector<std::string> baseline_environment() {
   const bool judging = observe_mode() == ObserveMode::judge;
   const char* judge_gpus = std::getenv("CDPLAB_JUDGE_GPUS");
   std::vector<std::string> env;
@@ -93,7 +108,8 @@ std::vector<std::string> reference_environment() {
   return env;
 }
 
-/// This process's executable: a judge is the reference build, and times itself.
+/// This process's executable, which holds the baselines of its suite (a judge's is the grader's
+/// own build).
 std::string own_executable() {
   char path[PATH_MAX];
   const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
@@ -102,12 +118,15 @@ std::string own_executable() {
   return path;
 }
 
-/// Runs the reference twin on workload `name` and reads its "speed-ms" lines. The child dies
-/// with this process (PR_SET_PDEATHSIG), so a check stopped by the watchdog leaves nothing behind.
-TwinResult run_reference_twin(const std::string& path, const std::string& name) {
-  TwinResult result;
+/// Runs the baseline of workload `name` in a child process of this executable and reads its
+/// "speed-ms" lines: a process of its own, so that nothing the exercise left on the GPU or in the
+/// process slows it down. The child dies with this process (PR_SET_PDEATHSIG), so a check
+/// stopped by the watchdog leaves nothing behind.
+BaselineResult run_baseline(const std::string& name) {
+  BaselineResult result;
+  const std::string path = own_executable();
   // Made before the fork: the child only calls what is safe between fork and exec.
-  const std::vector<std::string> env = reference_environment();
+  const std::vector<std::string> env = baseline_environment();
   std::vector<char*> envp;
   for (const std::string& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));
   envp.push_back(nullptr);
@@ -120,7 +139,7 @@ TwinResult run_reference_twin(const std::string& path, const std::string& name) 
   const std::string warmups = std::to_string(kWarmups);
   const pid_t pid = fork();
   if (pid < 0) {
-    result.problem = std::string("cannot start the reference: ") + std::strerror(errno);
+    result.problem = std::string("cannot start the baseline: ") + std::strerror(errno);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
     return result;
@@ -131,7 +150,7 @@ TwinResult run_reference_twin(const std::string& path, const std::string& name) 
     dup2(pipe_fds[1], STDERR_FILENO);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    const char* argv[] = {path.c_str(), "--speed-workload", name.c_str(), "--runs", runs.c_str(),
+    const char* argv[] = {path.c_str(), "--speed-workload", name.c_str(), "--baseline", "--runs", runs.c_str(),
                           "--warmups", warmups.c_str(), nullptr};
     execve(path.c_str(), const_cast<char* const*>(argv), envp.data());
     std::fprintf(stderr, "speed-error cannot run %s: %s\n", path.c_str(), std::strerror(errno));
@@ -140,7 +159,7 @@ TwinResult run_reference_twin(const std::string& path, const std::string& name) 
   close(pipe_fds[1]);
 
   std::string output;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kReferenceLimitSeconds);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kBaselineLimitSeconds);
   bool timed_out = false;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -167,11 +186,11 @@ TwinResult run_reference_twin(const std::string& path, const std::string& name) 
     if (line.rfind("speed-error ", 0) == 0) errors += (errors.empty() ? "" : "; ") + line.substr(12);
   }
   if (timed_out) {
-    result.problem = "the reference did not finish within " + std::to_string(static_cast<int>(kReferenceLimitSeconds)) + " s";
+    result.problem = "the baseline did not finish within " + std::to_string(static_cast<int>(kBaselineLimitSeconds)) + " s";
   } else if (!errors.empty()) {
     result.problem = errors;
   } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || result.ms.empty()) {
-    result.problem = "the reference ended without its times (exit status " +
+    result.problem = "the baseline ended without its times (exit status " +
                      std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
   }
   return result;
@@ -181,10 +200,12 @@ TwinResult run_reference_twin(const std::string& path, const std::string& name) 
 
 SpeedWorkload::SpeedWorkload(const char* name, TimedRun run) { workloads()[name] = run; }
 
+SpeedBaseline::SpeedBaseline(const char* name, TimedRun run, const char* what) { baselines()[name] = {run, what}; }
+
 Random speed_rng(const std::string& name) { return Random(run_seed() ^ hash_name(name.c_str())).derive(1); }
 
-std::vector<double> time_workload(const std::string& name, int warmups, int runs) {
-  const TimedRun timed_run = find_workload(name);
+std::vector<double> time_workload(const std::string& name, int warmups, int runs, bool baseline) {
+  const TimedRun timed_run = baseline ? find_baseline(name).run : find_workload(name);
   set_check_launch_delay(false);  // timed as it runs, not as a check perturbs it
   for (int run = 0; run < warmups; ++run) {
     Random rng = speed_rng(name);
@@ -203,69 +224,61 @@ std::vector<double> time_workload(const std::string& name, int warmups, int runs
 
 namespace {
 
-/// The verdict of a speed check: this build's times (`mine`) against the reference's.
-void compare_with_reference(const char* name, const std::vector<double>& mine, const TwinResult& twin,
-                            double max_ratio) {
+/// The verdict of a speed check: this build's times (`mine`) against the baseline's.
+void compare_with_baseline(const char* name, const std::vector<double>& mine, const BaselineResult& base,
+                           double max_ratio) {
   const double mine_ms = best(mine);
-  const double reference_ms = best(twin.ms);
-  const double ratio = reference_ms > 0.0 ? mine_ms / reference_ms : 0.0;
+  const double baseline_ms = best(base.ms);
+  const double ratio = baseline_ms > 0.0 ? mine_ms / baseline_ms : 0.0;
   char ratio_text[32];
   std::snprintf(ratio_text, sizeof ratio_text, "%.2f", ratio);
   char limit_text[32];
   std::snprintf(limit_text, sizeof limit_text, "%.1f", max_ratio);
   const std::string figures = std::string("\"") + name + "\": your code " + ms_text(mine_ms) + " (best of " +
-                              std::to_string(mine.size()) + " runs), the reference solution " +
-                              ms_text(reference_ms) + " (best of " + std::to_string(twin.ms.size()) +
+                              std::to_string(mine.size()) + " runs), " + find_baseline(name).what + " " +
+                              ms_text(baseline_ms) + " (best of " + std::to_string(base.ms.size()) +
                               " runs), device time of the call, same GPU and inputs; ratio " + ratio_text +
                               " (at most " + limit_text + " passes)";
   ResultsLog::note(figures);
   CHECK_MESSAGE(ratio <= max_ratio, figures);
 }
 
-void fail_reference(const char* name, const TwinResult& twin) {
-  FAIL("the grader could not time the reference solution on \"" << std::string(name) << "\": " << twin.problem
-                                                                 << " (a problem of the grader, not of your code)");
+void fail_baseline(const char* name, const BaselineResult& base) {
+  FAIL("the grader could not time its baseline (" << find_baseline(name).what << ") on \"" << std::string(name)
+                                                  << "\": " << base.problem
+                                                  << " (a problem of the grader, not of your code)");
 }
 
 }  // namespace
 
 void expect_speed(const char* name, double max_ratio) {
   find_workload(name);  // a misspelt name is the suite's error, not the student's
+  find_baseline(name);
   if (skip_under_sanitizer("its tools slow kernels down many times, so timings mean nothing there")) return;
   const ObserveMode mode = observe_mode();
-  if (mode != ObserveMode::direct) {
-    // Record: the student's process times its own code only, and records the times. Judge: the
-    // recorded times, then the reference timed by this process's own executable (a judge is the
-    // reference build) with the GPU, compared as in direct mode.
+  if (mode == ObserveMode::record) {
+    // The student's process times its own code only, and records the times; the judge decides.
     const std::vector<double> mine =
         observed(std::string("speed ") + name, [&] { return time_workload(name, kWarmups, kRuns); });
-    if (mode == ObserveMode::record) {
-      ResultsLog::note(std::string("\"") + name + "\": your code " + ms_text(best(mine)) + " (best of " +
-                       std::to_string(mine.size()) +
-                       " runs), device time of the call; the grader times the reference solution and compares");
-      return;
-    }
+    ResultsLog::note(std::string("\"") + name + "\": your code " + ms_text(best(mine)) + " (best of " +
+                     std::to_string(mine.size()) + " runs), device time of the call; the grader times " +
+                     find_baseline(name).what + " and compares");
+    return;
+  }
+  std::vector<double> mine;
+  if (mode == ObserveMode::judge) {
+    mine = observed(std::string("speed ") + name, [&] { return time_workload(name, kWarmups, kRuns); });
     const bool valid = !mine.empty() && std::all_of(mine.begin(), mine.end(), [](double ms) {
       return std::isfinite(ms) && ms >= 0.0;
     });
     REQUIRE_MESSAGE(valid, "the run's record of this check does not match its steps: it holds no valid times for \""
                                << std::string(name) << "\"");
-    const TwinResult twin = run_reference_twin(own_executable(), name);
-    if (!twin.problem.empty()) fail_reference(name, twin);
-    compare_with_reference(name, mine, twin, max_ratio);
-    return;
   }
-  const std::string reference = reference_suite_path();
-  if (reference.empty()) {
-    ResultsLog::skip_running_check(
-        "a speed check compares this exercise with the reference solution, and this copy of the workbook has "
-        "no reference build (no solutions/ folder): the check runs when the course grades your work");
-    return;
-  }
-  // The reference first: nothing of the exercise under test has run on the GPU yet.
-  const TwinResult twin = run_reference_twin(reference, name);
-  if (!twin.problem.empty()) fail_reference(name, twin);
-  compare_with_reference(name, time_workload(name, kWarmups, kRuns), twin, max_ratio);
+  // The baseline first, in a process of its own with the GPU (a judge's: the grader's build).
+  const BaselineResult base = run_baseline(name);
+  if (!base.problem.empty()) fail_baseline(name, base);
+  if (mode == ObserveMode::direct) mine = time_workload(name, kWarmups, kRuns);
+  compare_with_baseline(name, mine, base, max_ratio);
 }
 
 int run_speed_workload_mode(int argc, char** argv) {
@@ -273,14 +286,20 @@ int run_speed_workload_mode(int argc, char** argv) {
   std::string name;
   int runs = kRuns;
   int warmups = kWarmups;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool baseline = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string option = argv[i];
-    if (option == "--speed-workload") name = argv[i + 1];
-    else if (option == "--runs") runs = std::max(1, std::atoi(argv[i + 1]));
-    else if (option == "--warmups") warmups = std::max(0, std::atoi(argv[i + 1]));
+    if (option == "--baseline") {
+      baseline = true;
+      continue;
+    }
+    if (i + 1 >= argc) break;
+    if (option == "--speed-workload") name = argv[++i];
+    else if (option == "--runs") runs = std::max(1, std::atoi(argv[++i]));
+    else if (option == "--warmups") warmups = std::max(0, std::atoi(argv[++i]));
   }
   try {
-    for (const double ms : time_workload(name, warmups, runs)) std::printf("speed-ms %.6f\n", ms);
+    for (const double ms : time_workload(name, warmups, runs, baseline)) std::printf("speed-ms %.6f\n", ms);
     return 0;
   } catch (const std::exception& e) {
     std::string message = e.what();

@@ -1,5 +1,5 @@
 // main() of every exercise suite: GPU detection, the results log, the watchdog, and the
-// speed-workload mode a reference twin runs in (speed.h). Compiled once, into the harness
+// speed-workload mode a speed baseline runs in (speed.h). Compiled once, into the harness
 // library; each suite brings its identity (suite_identity.h). A judge (observe.h) touches no GPU:
 // it does not look for one and runs every check selected, on what the runner recorded.
 #define DOCTEST_CONFIG_IMPLEMENT

@@ -2,6 +2,7 @@
 // wrong on purpose, graded by `cdplab grade` like any class. Each must get its expected verdict,
 // and no case may stop the batch. The cases that need a kernel to run are graded only where a
 // GPU is present (on a machine without one they would only be skipped).
+#include "gpu_present.h"
 #include "files/files.h"
 #include "process/process.h"
 #include "report/report.h"
@@ -313,12 +314,7 @@ class Listener {
   int fd_ = -1;
 };
 
-bool gpu_present() {
-  cdplab::process::Options options;
-  options.timeout_seconds = 30;
-  const auto listed = cdplab::process::run({"nvidia-smi", "-L"}, options);
-  return listed.ok() && listed.output.find("GPU") != std::string::npos;
-}
+using cdplab::testing::gpu_present;
 
 }  // namespace
 

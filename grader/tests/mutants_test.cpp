@@ -12,6 +12,7 @@
 //    <chapter>/<stem>:<name> one variant); each catalogue writes its row of mutation-score.md.
 //    Without a GPU it reports itself skipped.
 // CTest labels (CMakeLists.txt): the first two `cpu` and `mutants`, the GPU ones `mutants` only.
+#include "gpu_present.h"
 #include "files/files.h"
 #include "manifest/manifest.h"
 #include "process/process.h"
@@ -335,12 +336,7 @@ void run_rules_jobs(std::vector<RulesJob>& jobs) {
 
 // ----- grading on a GPU ---------------------------------------------------------------------
 
-bool gpu_present() {
-  cdplab::process::Options options;
-  options.timeout_seconds = 30;
-  const auto listed = cdplab::process::run({"nvidia-smi", "-L"}, options);
-  return listed.ok() && listed.output.find("GPU") != std::string::npos;
-}
+using cdplab::testing::gpu_present;
 
 const Item* find_item(const ExerciseResult& e, const std::string& name) {
   for (const auto& item : e.items)

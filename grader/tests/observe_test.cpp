@@ -526,15 +526,15 @@ TEST_CASE("observe: the judge, not the runner, decides: wrong values fail, a cra
   CHECK(judge.start("observes nothing")->device == "Test GPU");  // the runner's device, from its record
 }
 
-TEST_CASE("observe: a speed check records the student's times and the judge times the reference") {
+TEST_CASE("observe: a speed check records the student's times and the judge times the baseline") {
   const fs::path dir = fresh_dir("speed-self");
   const SuiteRun runner = run_suite(kSpeedFixtures / "speed_fixture_self", dir, false, "runner");
   INFO(runner.result.output);
   REQUIRE(runner.last("speed of busy work") != nullptr);
   CHECK(runner.last("speed of busy work")->status == "passed");
-  CHECK(contains(joined(runner.last("speed of busy work")->notes), "the grader times the reference solution"));
+  CHECK(contains(joined(runner.last("speed of busy work")->notes), "the grader times the same arithmetic once"));
 
-  // The judge's reference runs in a child of its own, with CDPLAB_JUDGE_GPUS for its devices
+  // The judge's baseline runs in a child of its own, with CDPLAB_JUDGE_GPUS for its devices
   // (the workload throws in a judge, with the GPU hidden, or with other devices).
   const SuiteRun judge = run_suite(kSpeedFixtures / "speed_fixture_self", dir, true, "judge",
                                    {{"CDPLAB_JUDGE_GPUS", "3"}, {"SPEED_FIXTURE_EXPECT_GPUS", "3"}});
@@ -543,9 +543,9 @@ TEST_CASE("observe: a speed check records the student's times and the judge time
   CHECK(judge.last("speed of busy work")->status == "passed");
   const std::string notes = joined(judge.last("speed of busy work")->notes);
   CHECK(contains(notes, "\"busy work\": your code "));
-  CHECK(contains(notes, "the reference solution "));
+  CHECK(contains(notes, "the same arithmetic once "));
 
-  // Without CDPLAB_JUDGE_GPUS the reference's child sees every device (CUDA_VISIBLE_DEVICES unset).
+  // Without CDPLAB_JUDGE_GPUS the baseline's child sees every device (CUDA_VISIBLE_DEVICES unset).
   const SuiteRun all_gpus = run_suite(kSpeedFixtures / "speed_fixture_self", dir, true, "judge-all");
   INFO(all_gpus.result.output);
   CHECK(all_gpus.last("speed of busy work")->status == "passed");

@@ -1,5 +1,6 @@
 // The student release: what it holds and leaves out, its presets, and that its cdplab builds
 // and restores starters without the solutions.
+#include "gpu_present.h"
 #include "files/files.h"
 #include "process/process.h"
 #include "release/release.h"
@@ -22,6 +23,24 @@ cdplab::process::Result run_in(const fs::path& dir, const std::vector<std::strin
   options.working_directory = dir.string();
   options.timeout_seconds = seconds;
   return cdplab::process::run(argv, options);
+}
+
+/// Configures the release `copy` the way its README says and builds its cdplab; returns the
+/// command's path. Where this build found its dependencies only through CMAKE_PREFIX_PATH (no
+/// system packages), the copy is told the same, as its user would; else it would try to
+/// download them.
+std::string build_release_cli(const fs::path& copy) {
+  std::vector<std::string> configure = {"cmake", "--preset", "student"};
+  std::string prefix_path = CDPLAB_PREFIX_PATH;
+  std::replace(prefix_path.begin(), prefix_path.end(), '|', ';');
+  if (!prefix_path.empty()) configure.push_back("-DCMAKE_PREFIX_PATH=" + prefix_path);
+  const auto configured = run_in(copy, configure);
+  INFO(configured.output);
+  REQUIRE(configured.ok());
+  const auto built = run_in(copy, {"cmake", "--build", "build/student", "--target", "cdplab"});
+  INFO(built.output);
+  REQUIRE(built.ok());
+  return (copy / "build" / "student" / "grader" / "cli" / "cdplab").string();
 }
 
 }  // namespace
@@ -76,20 +95,8 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
   CHECK(run_in(work, {CDPLAB_CLI, "release", copy.string()}).exit_code == 2);
   CHECK(fs::exists(starter));
 
-  // The copy's own cdplab: configure and build it the way its README says, then reset a starter.
-  // Where this build found its dependencies only through CMAKE_PREFIX_PATH (no system packages),
-  // the copy is told the same, as its user would; else it would try to download them.
-  std::vector<std::string> configure = {"cmake", "--preset", "student"};
-  std::string prefix_path = CDPLAB_PREFIX_PATH;
-  std::replace(prefix_path.begin(), prefix_path.end(), '|', ';');
-  if (!prefix_path.empty()) configure.push_back("-DCMAKE_PREFIX_PATH=" + prefix_path);
-  const auto configured = run_in(copy, configure);
-  INFO(configured.output);
-  REQUIRE(configured.ok());
-  const auto built = run_in(copy, {"cmake", "--build", "build/student", "--target", "cdplab"});
-  INFO(built.output);
-  REQUIRE(built.ok());
-  const std::string cli = (copy / "build" / "student" / "grader" / "cli" / "cdplab").string();
+  // The copy's own cdplab, then a starter reset.
+  const std::string cli = build_release_cli(copy);
   std::ofstream(starter, std::ios::app) << "\n// my work\n";
   const auto reset = run_in(copy, {cli, "reset", "child-grids"});
   INFO(reset.output);
@@ -135,6 +142,55 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
   CHECK(count("launches expand_child") >= 2);  // a rule, judged in each check
   CHECK(watched.output.find("watch: stopped") != std::string::npos);
   CHECK(watched.output.find("watch exit status 0") != std::string::npos);
+}
+
+// A student who finishes every exercise in a release must be able to see it: every point,
+// every exercise done, exit status 0. The speed checks compare with baselines that ship with the
+// grader, so nothing of solutions/ is needed; the reference answers stand in for the student's.
+TEST_CASE("cdplab release writes a copy where the reference answers earn every point") {
+  if (!cdplab::testing::gpu_present()) {
+    MESSAGE("CDPLAB_TEST_SKIPPED: no GPU: a release earns its GPU checks' points on a GPU only");
+    return;
+  }
+  const fs::path work = fs::path(CDPLAB_TEST_BINARY_DIR) / "release-answered";
+  const fs::path copy = work / "student-copy";
+  fs::remove_all(work);
+  fs::create_directories(work);
+  const auto made = run_in(work, {CDPLAB_CLI, "release", copy.string()});
+  INFO(made.output);
+  REQUIRE(made.ok());
+  const std::string cli = build_release_cli(copy);
+  for (const auto& entry : fs::recursive_directory_iterator(kRoot / "solutions")) {
+    if (!entry.is_regular_file()) continue;
+    const fs::path relative = fs::relative(entry.path(), kRoot / "solutions");
+    fs::copy_file(entry.path(), copy / "chapters" / relative, fs::copy_options::overwrite_existing);
+  }
+  const fs::path report = work / "check.json";
+  const auto checked = run_in(copy, {cli, "check", "--format", "json", "--output", report.string()}, 1800);
+  INFO(checked.output);
+  CHECK(checked.exit_code == 0);
+  REQUIRE(fs::exists(report));
+  const auto json = nlohmann::json::parse(cdplab::files::read_text(report));
+  double points = 0;
+  double max_points = 0;
+  std::string lost;
+  for (const auto& exercise : json.at("exercises")) {
+    for (const auto& item : exercise.at("items")) {
+      points += item.at("points").get<double>();
+      max_points += item.at("max_points").get<double>();
+      if (item.at("points").get<double>() < item.at("max_points").get<double>())
+        lost += exercise.at("id").get<std::string>() + ": " + item.at("name").get<std::string>() + "\n";
+    }
+  }
+  INFO("items that lost points:\n" << lost);
+  CHECK(max_points > 0);
+  CHECK(points == max_points);
+  const auto listed = run_in(copy, {cli, "list"});
+  INFO(listed.output);
+  CHECK(listed.ok());
+  CHECK(listed.output.find("in progress") == std::string::npos);
+  CHECK(listed.output.find("not started") == std::string::npos);
+  CHECK(listed.output.find("done") != std::string::npos);
 }
 
 TEST_CASE("the starter kit includes nothing of the grader") {

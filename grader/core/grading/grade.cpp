@@ -603,7 +603,7 @@ std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs,
   return left;
 }
 
-/// Whether an exercise has a speed check: its judge times the reference solution and needs the
+/// Whether an exercise has a speed check: its judge times the check's baseline and needs the
 /// GPU to itself.
 bool times_the_gpu(const manifest::Exercise& exercise) {
   for (const auto& check : exercise.checks)
@@ -614,7 +614,7 @@ bool times_the_gpu(const manifest::Exercise& exercise) {
 /// The judges (GradeOptions::judge_outside): for each suite, its checks linked against the
 /// reference solutions, run without the GPU on what the student's processes recorded in
 /// `observations`; each writes its verdicts into a folder the student's box cannot see. A judge
-/// that times the reference for a speed check gets the GPU back for that child alone
+/// that times the baseline for a speed check gets the GPU back for that child alone
 /// (CDPLAB_JUDGE_GPUS) and runs with nothing else on the GPU; the others run side by side.
 void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const fs::path& observations,
                 const GradeOptions& options) {

@@ -12,6 +12,7 @@
 #include "cdplab/gpu_timer.h"
 #include "cdplab/quadtree.h"
 #include "cdplab/random.h"
+#include "support/sort_build.h"
 
 #include <cstddef>
 #include <memory>
@@ -111,7 +112,26 @@ double time_build_16m(cdplab::Random& rng, bool judge) {
   if (!verdict.ok) throw std::runtime_error("the tree of 16M points is wrong: " + verdict.message);
   return ms;
 }
+/// The baseline (grader/harness/speed.h): the sort-based build of the same points and parameters
+/// (Morton keys, CUB's radix sort, node records by binary search; no dynamic parallelism), its
+/// memory allocated and the points uploaded before the clock starts.
+double time_sort_build_16m(cdplab::Random& rng, bool /*judge*/) {
+  static const oracle::Points points = oracle::uniform_points(rng, kSpeedPoints, kUnitSquare);
+  cdplab::support::quadtree::SortBuilder builder(static_cast<int>(kSpeedPoints), kSpeedParams);
+  CDPLAB_CHECK(cudaMemcpy(builder.x(), points.x.data(), kSpeedPoints * sizeof(float), cudaMemcpyHostToDevice));
+  CDPLAB_CHECK(cudaMemcpy(builder.y(), points.y.data(), kSpeedPoints * sizeof(float), cudaMemcpyHostToDevice));
+  cdplab::GpuTimer timer;
+  timer.start();
+  builder.build(kUnitSquare);
+  timer.stop();
+  return timer.elapsed_ms();
+}
+
+/// The speed check's bar: at most this many times the sort-based build of the same points.
+constexpr double kQuadtreeSpeedBar = 6.0;
+
 CDPLAB_SPEED_WORKLOAD("quadtree 16M", time_build_16m);
+CDPLAB_SPEED_BASELINE("quadtree 16M", time_sort_build_16m, "the sort-based build of the same points (no CDP)");
 
 }  // namespace
 
@@ -199,7 +219,8 @@ GPU_CHECK("a million uniform points") {
 }
 
 GPU_CHECK("speed at 16M points") {
-  // Device time of build_adaptive_quadtree_device on 16M uniform points, against the reference
-  // solution's on the same inputs: at most twice as long passes.
-  cdplab::harness::expect_speed("quadtree 16M", 2.0);
+  // Device time of build_adaptive_quadtree_device on 16M uniform points, against the sort-based
+  // build of the same points. The reference solution takes about 3 times as long on an H100 (the
+  // instructor guide's speed table); twice that passes.
+  cdplab::harness::expect_speed("quadtree 16M", kQuadtreeSpeedBar);
 }
