@@ -5,7 +5,8 @@
 #   RECORDED_DIR  docs/figures: pictures recorded on a GPU, <chapter>/*.svg and <chapter>/source.txt
 #   RECORD_DIR    if not empty, pictures drawn on this machine's GPU are recorded there too
 #   EXERCISE_DIR  the exercises this build compiles (solutions/ for reference pictures)
-#   DEMOS         chapter=demo program, one per chapter that has a demo
+#   DEMOS         chapter=demo program, one per chapter that has a demo (none in a build of the
+#                 students' chapters/: the page shows the recorded pictures instead)
 #   EXERCISES     chapter/stem=exercise source, one per exercise of the build
 #   CLI, DOT      the cdplab command line and Graphviz dot (either may be empty: no launch graphs)
 #   DEMO_TIMEOUT  seconds a demo may run
@@ -106,6 +107,20 @@ foreach(chapter IN LISTS chapters)
     else()
       string(APPEND page "\nNo pictures: the demo drew none while these pages were built (`${first_line}`), "
                          "and none are recorded.\n")
+    endif()
+  else()
+    # A build of the students' chapters/: the pictures recorded from the reference solutions.
+    file(GLOB recorded "${RECORDED_DIR}/${chapter}/*.svg")
+    list(SORT recorded)
+    if(recorded)
+      set(source "an earlier run")
+      if(EXISTS "${RECORDED_DIR}/${chapter}/source.txt")
+        file(READ "${RECORDED_DIR}/${chapter}/source.txt" source)
+        string(STRIP "${source}" source)
+      endif()
+      string(APPEND page "\nThe pictures of the reference solutions, ${source}. `cdplab run ${chapter}` draws "
+                         "your own.\n")
+      add_pictures("${chapter}" "${recorded}")
     endif()
   endif()
 

@@ -30,6 +30,16 @@ Context make_context(int jobs) {
   return ctx;
 }
 
+std::string missing_chapters_note(const manifest::Workbook& book) {
+  std::string note;
+  for (const auto& chapter : book.missing_chapters) {
+    note += "cdplab: chapter " + chapter + " is missing: chapters/" + chapter +
+            "/chapter.toml is not there, so its exercises are left out of the list and of the total. Restore the "
+            "folder (`git checkout -- chapters/" + chapter + "`, or copy it from the release you were given).\n";
+  }
+  return note;
+}
+
 std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook& book,
                                                         const std::vector<std::string>& names) {
   if (names.empty()) return book.exercises();

@@ -44,6 +44,10 @@ Context make_context(int jobs);
 std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook& book,
                                                         const std::vector<std::string>& names);
 
+/// What list and check say when chapters the grader knows have no folder in chapters/ (one line
+/// each, and how to restore them); empty when none is missing.
+std::string missing_chapters_note(const manifest::Workbook& book);
+
 /// The name among `known` that `typed` is most likely a slip of (at most two letters added,
 /// dropped or changed, or a prefix of it); empty when none is that near.
 std::string nearest_name(const std::string& typed, const std::vector<std::string>& known);

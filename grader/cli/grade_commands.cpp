@@ -138,7 +138,15 @@ int run_check(Context& ctx, const GradeArgs& args) {
   const auto exercises = select_exercises(ctx.book, args.names);
   const grading::BuildTree tree = open_own_tree(ctx, exercises);
   if (!args.quiet) std::cerr << "cdplab: checking " << tree.exercise_dir() << "\n";
-  return exit_code_for(check_exercises(ctx, tree, exercises, args));
+  const std::string missing = missing_chapters_note(ctx.book);
+  std::cerr << missing;
+  const int code = exit_code_for(check_exercises(ctx, tree, exercises, args));
+  // A whole check with a chapter missing has not graded the whole workbook: never "all passed".
+  if (!missing.empty() && args.names.empty() && code == kAllPassed) {
+    std::cerr << missing;
+    return kSomeFailed;
+  }
+  return code;
 }
 
 grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tree,

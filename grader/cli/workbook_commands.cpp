@@ -75,6 +75,8 @@ const manifest::Exercise* next_unfinished(const Context& ctx) {
 int run_list(Context& ctx) {
   Progress progress(ctx.own_build);
   const manifest::Exercise* next = nullptr;
+  const std::string missing = missing_chapters_note(ctx.book);
+  if (!missing.empty()) std::cout << missing << "\n";
   for (const auto& chapter : ctx.book.chapters) {
     std::cout << chapter.id << "  " << chapter.title << "\n";
     for (const auto& e : chapter.exercises) {
@@ -85,7 +87,9 @@ int run_list(Context& ctx) {
     }
   }
   std::cout << "\n";
-  if (next == nullptr) {
+  if (next == nullptr && !missing.empty()) {
+    std::cout << "Every exercise listed passed its last check; restore the missing chapters above.\n";
+  } else if (next == nullptr) {
     std::cout << "Every exercise passed its last check.\n";
   } else {
     std::cout << "next: " << next->title << ": edit chapters/" << next->path() << ", then `cdplab check "
@@ -176,6 +180,28 @@ int run_release(Context& ctx, const std::string& folder) {
 }
 
 int run_starters(Context& ctx, bool write) {
+  if (!fs::is_directory(ctx.root / "solutions")) {
+    // A student release: no solutions to generate starters from. What it can say is which of
+    // the student's files differ from the starters as they were released.
+    if (write)
+      throw UsageError("this copy has no solutions/ (a student release): there is nothing to generate the starters "
+                       "from. `cdplab reset EXERCISE` puts back one starter as it was released.");
+    int changed = 0;
+    int total = 0;
+    for (const auto* e : ctx.book.exercises()) {
+      const fs::path original = ctx.root / release::kOriginals / e->path();
+      if (!fs::exists(original)) continue;
+      ++total;
+      const fs::path file = student_file(ctx, *e);
+      if (fs::exists(file) && read_text(file) == read_text(original)) continue;
+      ++changed;
+      std::cout << "chapters/" << e->path() << ": " << (fs::exists(file) ? "your work" : "missing")
+                << " (`cdplab reset " << e->id << "` puts back the starter as released)\n";
+    }
+    std::cout << "this copy is a student release (no solutions/): " << changed << " of " << total
+              << " exercise files differ from the starters as released (" << release::kOriginals.string() << ")\n";
+    return kAllPassed;
+  }
   if (write) {
     const auto written = starters::write_all(ctx.root);
     for (const auto& path : written) std::cout << "wrote " << fs::relative(path, ctx.root).string() << "\n";

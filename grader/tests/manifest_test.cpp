@@ -187,6 +187,26 @@ answers = ["0"]
   CHECK(quiz.max_points() == 3);
 }
 
+// A chapter folder deleted from chapters/ must not drop out of list and the total in silence: the
+// grader's suites say which chapters the workbook has.
+TEST_CASE("workbook names the chapters the grader has suites for and chapters/ lacks") {
+  const fs::path root = fs::path(CDPLAB_TEST_BINARY_DIR) / "manifest-missing-chapter";
+  fs::remove_all(root);
+  for (const char* chapter : {"01-fundamentals", "02-bezier"}) fs::create_directories(root / "grader" / "suites" / chapter);
+  fs::create_directories(root / "chapters" / "01-fundamentals");
+  fs::copy_file(fs::path(CDPLAB_SOURCE_DIR) / "chapters" / "01-fundamentals" / "chapter.toml",
+                root / "chapters" / "01-fundamentals" / "chapter.toml");
+  auto book = load_workbook(root);
+  CHECK(book.chapters.size() == 1);
+  CHECK(book.missing_chapters == std::vector<std::string>{"02-bezier"});
+  // An empty folder left behind is missing too: it has no chapter.toml.
+  fs::create_directories(root / "chapters" / "02-bezier");
+  book = load_workbook(root);
+  CHECK(book.missing_chapters == std::vector<std::string>{"02-bezier"});
+  // The project as it stands misses none.
+  CHECK(load_workbook(CDPLAB_SOURCE_DIR).missing_chapters.empty());
+}
+
 TEST_CASE("workbook manifests match the exercise files") {
   const auto book = load_workbook(CDPLAB_SOURCE_DIR);
   REQUIRE_FALSE(book.chapters.empty());

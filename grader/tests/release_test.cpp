@@ -45,6 +45,21 @@ std::string build_release_cli(const fs::path& copy) {
 
 }  // namespace
 
+TEST_CASE("release text leaves out the parts of the project's Markdown that speak of solutions") {
+  const std::string project =
+      "# Title\n\nFor everyone.\n\n<!-- project-only: why -->\nAbout solutions/.\n\n| a | b |\n<!-- /project-only -->\n\n"
+      "After.\n";
+  CHECK(cdplab::release::without_project_parts(project) == "# Title\n\nFor everyone.\n\nAfter.\n");
+  CHECK_THROWS_WITH(cdplab::release::without_project_parts("<!-- project-only -->\nnever ended\n"),
+                    doctest::Contains("no <!-- /project-only --> line"));
+  // The project's README: its release mentions neither solutions/ nor grading a class.
+  const std::string readme = cdplab::release::without_project_parts(cdplab::files::read_text(kRoot / "README.md"));
+  CHECK(readme.find("solutions/") == std::string::npos);
+  CHECK(readme.find("cdplab grade CLASS") == std::string::npos);
+  CHECK(readme.find("project-only") == std::string::npos);
+  CHECK(readme.find("cdplab check") != std::string::npos);
+}
+
 TEST_CASE("release presets drop the solutions and test the student's chapters") {
   const auto presets =
       nlohmann::json::parse(cdplab::release::release_presets(cdplab::files::read_text(kRoot / "CMakePresets.json")));
@@ -107,6 +122,20 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
   CHECK(listed.ok());
   CHECK(listed.output.find("not started") != std::string::npos);
 
+  // The copy describes itself: no solutions/ in its README, and `starters` compares with the
+  // starters as released.
+  const std::string readme = cdplab::files::read_text(copy / "README.md");
+  CHECK(readme.find("solutions/") == std::string::npos);
+  CHECK(readme.find("run every check of the workbook") != std::string::npos);
+  std::ofstream(starter, std::ios::app) << "\n// more of my work\n";
+  const auto starters = run_in(copy, {cli, "starters"});
+  INFO(starters.output);
+  CHECK(starters.ok());
+  CHECK(starters.output.find("student release") != std::string::npos);
+  CHECK(starters.output.find("chapters/01-fundamentals/child_grids.cu: your work") != std::string::npos);
+  CHECK(starters.output.find("matches its solution") == std::string::npos);
+  CHECK(run_in(copy, {cli, "starters", "--write"}).exit_code == 2);
+
   // cdplab watch: checks the exercise at once, again when its file is saved, and leaves cleanly
   // on Ctrl-C (SIGINT). Without a GPU the rules are what each check can judge.
   const std::string watch_script = R"sh(
@@ -142,6 +171,28 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
   CHECK(count("launches expand_child") >= 2);  // a rule, judged in each check
   CHECK(watched.output.find("watch: stopped") != std::string::npos);
   CHECK(watched.output.find("watch exit status 0") != std::string::npos);
+
+  // The documentation builds while an exercise does not compile: a student halfway through one
+  // can still read the lessons. (Only where this build has Doxygen: the copy's docs target then
+  // exists.)
+  std::ofstream(starter, std::ios::app) << "\nthis line is not C++ {\n";
+  const auto docs = run_in(copy, {"cmake", "--build", "build/student", "--target", "docs"}, 1200);
+  if (docs.output.find("unknown target 'docs'") != std::string::npos) {
+    MESSAGE("this build has no Doxygen: the docs of a broken exercise were not built");
+  } else {
+    INFO(docs.output);
+    CHECK(docs.ok());
+    const std::string figures = cdplab::files::read_text(copy / "build" / "student" / "docs" / "figures" / "figures.md");
+    CHECK(figures.find("`child_grids.cu`: no launch graph") != std::string::npos);
+    CHECK(fs::exists(copy / "build" / "student" / "docs" / "html" / "index.html"));
+  }
+
+  // A chapter folder moved away is named, not left out of the list in silence.
+  fs::rename(copy / "chapters" / "05-streams-and-pools", work / "05-streams-and-pools");
+  const auto short_list = run_in(copy, {cli, "list"});
+  INFO(short_list.output);
+  CHECK(short_list.output.find("chapter 05-streams-and-pools is missing") != std::string::npos);
+  CHECK(short_list.output.find("git checkout -- chapters/05-streams-and-pools") != std::string::npos);
 }
 
 // A student who finishes every exercise in a release must be able to see it: every point,
@@ -182,11 +233,12 @@ TEST_CASE("cdplab release writes a copy where the reference answers earn every p
         lost += exercise.at("id").get<std::string>() + ": " + item.at("name").get<std::string>() + "\n";
     }
   }
+  MESSAGE("cdplab check in the release:\n" << checked.output);
   INFO("items that lost points:\n" << lost);
   CHECK(max_points > 0);
   CHECK(points == max_points);
   const auto listed = run_in(copy, {cli, "list"});
-  INFO(listed.output);
+  MESSAGE("cdplab list in the release:\n" << listed.output);
   CHECK(listed.ok());
   CHECK(listed.output.find("in progress") == std::string::npos);
   CHECK(listed.output.find("not started") == std::string::npos);

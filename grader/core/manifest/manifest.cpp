@@ -183,6 +183,14 @@ Workbook load_workbook(const fs::path& project_root) {
   }
   std::sort(files.begin(), files.end());
   for (const auto& file : files) book.chapters.push_back(load_chapter(file));
+  const fs::path suites = project_root / "grader" / "suites";
+  if (fs::is_directory(suites)) {
+    for (const auto& entry : fs::directory_iterator(suites)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_directory() && !fs::exists(chapters / name / "chapter.toml")) book.missing_chapters.push_back(name);
+    }
+    std::sort(book.missing_chapters.begin(), book.missing_chapters.end());
+  }
   // Ids are what students type: they must name one exercise.
   std::vector<std::string> ids;
   for (const auto* e : book.exercises()) {

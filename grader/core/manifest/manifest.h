@@ -58,6 +58,10 @@ struct Chapter {
 /// Every chapter of the workbook, in the order of their folder names.
 struct Workbook {
   std::vector<Chapter> chapters;
+  /// Chapters the grader has suites for (grader/suites/<chapter>/) whose folder in chapters/, or
+  /// its chapter.toml, is missing: a deleted or moved chapter, which list and check name instead
+  /// of leaving it out of the total in silence.
+  std::vector<std::string> missing_chapters;
 
   /// Finds an exercise by id ("child-grids"), stem ("child_grids"), file name or
   /// "chapter/stem"; nullptr when there is none.

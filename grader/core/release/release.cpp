@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace cdplab::release {
@@ -86,6 +87,29 @@ std::string release_presets(const std::string& presets_json) {
   return presets.dump(2) + "\n";
 }
 
+std::string without_project_parts(const std::string& markdown) {
+  std::istringstream in(markdown);
+  std::string out;
+  bool inside = false;
+  bool last_blank = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!inside && line.rfind("<!-- project-only", 0) == 0) {
+      inside = true;
+      continue;
+    }
+    if (inside) {
+      if (line.rfind("<!-- /project-only -->", 0) == 0) inside = false;
+      continue;
+    }
+    const bool blank = line.find_first_not_of(" \t") == std::string::npos;
+    if (blank && last_blank) continue;
+    out += line + "\n";
+    last_blank = blank;
+  }
+  if (inside) throw std::runtime_error("a <!-- project-only --> part has no <!-- /project-only --> line after it");
+  return out;
+}
+
 Released make_release(const fs::path& root, const fs::path& target) {
   if (fs::exists(target) && !(fs::is_directory(target) && fs::is_empty(target)))
     throw std::runtime_error(target.string() + " exists and is not empty; a release goes into a new folder");
@@ -111,13 +135,12 @@ Released make_release(const fs::path& root, const fs::path& target) {
     std::ofstream(staging / "CMakePresets.json", std::ios::binary)
         << release_presets(files::read_text(root / "CMakePresets.json"));
     released.notes.push_back("CMakePresets.json: the solution presets removed; the test preset runs the checks on chapters/");
-    std::string readme = files::read_text(staging / "README.md");
+    std::string readme = without_project_parts(files::read_text(staging / "README.md"));
     const std::string project_tests = "# run the project's own tests (no GPU needed; GPU tests are skipped)";
-    if (const auto at = readme.find(project_tests); at != std::string::npos) {
+    if (const auto at = readme.find(project_tests); at != std::string::npos)
       readme.replace(at, project_tests.size(), "# run every check of the workbook (GPU checks are skipped without a GPU)");
-      std::ofstream(staging / "README.md", std::ios::binary) << readme;
-      released.notes.push_back("README.md: the test command now says what it runs in this copy");
-    }
+    std::ofstream(staging / "README.md", std::ios::binary) << readme;
+    released.notes.push_back("README.md: the parts about solutions/ and grading left out; the test command says what it runs in this copy");
     if (fs::exists(target)) fs::remove(target);
     fs::rename(staging, target);
   } catch (...) {

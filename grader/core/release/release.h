@@ -34,4 +34,10 @@ Released make_release(const std::filesystem::path& root, const std::filesystem::
 /// building chapters/ without the project's own tests. `presets_json` is the project's file.
 std::string release_presets(const std::string& presets_json);
 
+/// The release's text of a Markdown file: every part between a line that starts with
+/// `<!-- project-only` and the next `<!-- /project-only -->` line (both included) left out, and
+/// the blank lines doubled by a removal made single. Throws std::runtime_error on a block that
+/// does not end.
+std::string without_project_parts(const std::string& markdown);
+
 }  // namespace cdplab::release

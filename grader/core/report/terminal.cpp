@@ -116,18 +116,34 @@ void write_items(std::ostream& out, const ExerciseResult& exercise, const Style&
   label_column = std::min(label_column, room);
   int hidden = 0;
   std::string previous_feedback;
-  for (const Item& item : exercise.items) {
+  const auto& items = exercise.items;
+  for (std::size_t at = 0; at < items.size(); ++at) {
+    const Item& item = items[at];
     if (item.outcome == Outcome::passed && !options.show_passed) {
       ++hidden;
       continue;
     }
-    const auto label = wrapped(text::plain(text::item_label(item)), label_column);
+    const std::string feedback = text::plain(item.feedback);
+    // Skipped items in a row for the same reason (every GPU check without a GPU) take one line:
+    // their names, and their points together.
+    std::string name = text::plain(text::item_label(item));
+    double points = item.points;
+    double max_points = item.max_points;
+    if (item.outcome == Outcome::skipped) {
+      while (at + 1 < items.size() && items[at + 1].outcome == Outcome::skipped &&
+             text::plain(items[at + 1].feedback) == feedback) {
+        ++at;
+        name += ", " + text::plain(text::item_label(items[at]));
+        points += items[at].points;
+        max_points += items[at].max_points;
+      }
+    }
+    const auto label = wrapped(name, label_column);
     out << "  " << style.marker(item.outcome) << " "
         << columns(label.front(), text::display_width(label.front()), label_column,
-                   text::format_score(item.points, item.max_points))
+                   text::format_score(points, max_points))
         << "\n";
     for (std::size_t i = 1; i < label.size(); ++i) out << spaces(feedback_indent) << label[i] << "\n";
-    const std::string feedback = text::plain(item.feedback);
     if (feedback.empty()) continue;
     if (item.outcome == Outcome::passed) {  // what a passed check measured (a speed check's times)
       write_indented(out, feedback, feedback_indent, options.width, &style);
