@@ -33,6 +33,7 @@ struct ClassArgs {
   int gpus = 1;                         ///< GPU check runs at the same time, one per GPU
   bool force = false;                   ///< grade everyone again
   std::vector<std::string> regrade;     ///< grade these students again
+  bool keep_work = false;               ///< keep every student's build tree in work/
 };
 
 int run_list(Context& ctx);

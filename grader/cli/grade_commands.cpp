@@ -243,6 +243,7 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
   options.gpus = class_args.gpus;
   options.devices = class_gpu_devices(class_args.gpus);
   options.force = class_args.force;
+  options.keep_work = class_args.keep_work;
   options.regrade = class_args.regrade;
   options.grade.check_seconds = build_config::kCheckSeconds;
   if (args.sanitize) options.grade.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
@@ -404,6 +405,7 @@ int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& ar
   command.process_per_check = args.process_per_check;
   command.no_sandbox = args.no_sandbox;
   command.force = options.force;
+  command.keep_work = options.keep_work;
   command.regrade = options.regrade;
   command.build_jobs = ctx.toolchain.jobs;
   const slurm::Tools tools;

@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   grade->add_flag("--force", class_args.force, "a class: grade everyone again (default: keep finished results)");
   grade->add_option("--regrade", class_args.regrade, "a class: grade these students again");
+  grade->add_flag("--keep-work", class_args.keep_work,
+                  "a class: keep every student's build tree in <out>/work (default: only the copy of the "
+                  "submission's files is kept once the student is graded)");
   grade->add_flag("--no-sandbox", grade_args.no_sandbox,
                   "build and run the submissions' code without the box (bubblewrap), with this account's rights: "
                   "for a machine given only to grading (docs/grading-a-class.md, \"The sandbox\")");

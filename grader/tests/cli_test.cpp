@@ -112,6 +112,34 @@ TEST_CASE("grade the solutions") {
   CHECK(processes() == 5);
 }
 
+// After a student is graded, work/ keeps the copy of the submission's files and nothing of its
+// build (hundreds of MB a student otherwise); --keep-work keeps the build tree.
+TEST_CASE("grade a class keeps a small work folder unless --keep-work") {
+  make_submission("small-class/alice", {"child_grids.cu"});
+  const fs::path out = kWork / "small-class-grades";
+  fs::remove_all(out);
+  const auto folder_bytes = [](const fs::path& dir) {
+    std::uintmax_t bytes = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(dir))
+      if (entry.is_regular_file()) bytes += entry.file_size();
+    return bytes;
+  };
+  const auto graded = cdplab_cli({"grade", (kWork / "small-class").string(), "--only", "child-grids", "--out",
+                                  out.string()});
+  INFO(graded.output);
+  REQUIRE(fs::exists(out / "students" / "alice" / "result.json"));
+  std::vector<std::string> kept;
+  for (const auto& entry : fs::directory_iterator(out / "work" / "alice")) kept.push_back(entry.path().filename().string());
+  CHECK(kept.size() == 1);
+  CHECK(fs::exists(out / "work" / "alice" / kept.front() / "01-fundamentals" / "child_grids.cu"));
+  CHECK(folder_bytes(out / "work" / "alice") < 1024 * 1024);
+
+  const auto kept_work = cdplab_cli({"grade", (kWork / "small-class").string(), "--only", "child-grids", "--out",
+                                     out.string(), "--force", "--keep-work"});
+  INFO(kept_work.output);
+  CHECK(fs::exists(out / "work" / "alice" / "build" / "CMakeCache.txt"));
+}
+
 TEST_CASE("grade the starters") {
   const auto report = grade(kRoot / "chapters", "starters", {}, 1);
   CHECK(report.points() == 0);

@@ -276,7 +276,9 @@ void grade_class(const fs::path& class_dir, const fs::path& out_dir, const std::
   cdplab::process::Options options;
   options.timeout_seconds = 1800;
   const auto ran = cdplab::process::run(
-      {CDPLAB_CLI, "grade", class_dir.string(), "--only", only, "--out", out_dir.string(), "--parallel", "2"}, options);
+      {CDPLAB_CLI, "grade", class_dir.string(), "--only", only, "--out", out_dir.string(), "--parallel", "2",
+       "--keep-work"},  // the tests look into the build trees for what the submissions wrote
+      options);
   INFO(ran.output);
   REQUIRE(ran.started);
   CHECK_FALSE(ran.timed_out);

@@ -25,6 +25,19 @@ cdplab::process::Result run_in(const fs::path& dir, const std::vector<std::strin
   return cdplab::process::run(argv, options);
 }
 
+/// Writes a release of the project into <test build>/`name`/student-copy (emptied first) and
+/// returns that folder.
+fs::path make_release_copy(const std::string& name) {
+  const fs::path work = fs::path(CDPLAB_TEST_BINARY_DIR) / name;
+  const fs::path copy = work / "student-copy";
+  fs::remove_all(work);
+  fs::create_directories(work);
+  const auto made = run_in(work, {CDPLAB_CLI, "release", copy.string()});
+  INFO(made.output);
+  REQUIRE(made.ok());
+  return copy;
+}
+
 /// Configures the release `copy` the way its README says and builds its cdplab; returns the
 /// command's path. Where this build found its dependencies only through CMAKE_PREFIX_PATH (no
 /// system packages), the copy is told the same, as its user would; else it would try to
@@ -80,14 +93,8 @@ TEST_CASE("release presets drop the solutions and test the student's chapters") 
 }
 
 TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets starters") {
-  const fs::path work = fs::path(CDPLAB_TEST_BINARY_DIR) / "release";
-  const fs::path copy = work / "student-copy";
-  fs::remove_all(work);
-  fs::create_directories(work);
-
-  const auto made = run_in(work, {CDPLAB_CLI, "release", copy.string()});
-  INFO(made.output);
-  REQUIRE(made.ok());
+  const fs::path copy = make_release_copy("release");
+  const fs::path work = copy.parent_path();
   CHECK_FALSE(fs::exists(copy / "solutions"));
   CHECK_FALSE(fs::exists(copy / "grader" / "tests"));
   CHECK_FALSE(fs::exists(copy / ".ci"));
@@ -203,13 +210,8 @@ TEST_CASE("cdplab release writes a copy where the reference answers earn every p
     MESSAGE("CDPLAB_TEST_SKIPPED: no GPU: a release earns its GPU checks' points on a GPU only");
     return;
   }
-  const fs::path work = fs::path(CDPLAB_TEST_BINARY_DIR) / "release-answered";
-  const fs::path copy = work / "student-copy";
-  fs::remove_all(work);
-  fs::create_directories(work);
-  const auto made = run_in(work, {CDPLAB_CLI, "release", copy.string()});
-  INFO(made.output);
-  REQUIRE(made.ok());
+  const fs::path copy = make_release_copy("release-answered");
+  const fs::path work = copy.parent_path();
   const std::string cli = build_release_cli(copy);
   for (const auto& entry : fs::recursive_directory_iterator(kRoot / "solutions")) {
     if (!entry.is_regular_file()) continue;

@@ -101,6 +101,16 @@ std::string first_lines(const std::string& text, int count) {
   return out;
 }
 
+/// Deletes everything in a student's work folder but the clean copy of its files (`keep`): the
+/// build tree and what was written beside it.
+void remove_build_leftovers(const fs::path& work, const fs::path& keep) {
+  std::vector<fs::path> leftovers;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(work, error))
+    if (entry.path() != keep) leftovers.push_back(entry.path());
+  for (const auto& path : leftovers) fs::remove_all(path, error);
+}
+
 }  // namespace
 
 std::map<std::string, std::string> launch_graph_pictures(const grading::BuildTree& tree,
@@ -273,6 +283,7 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
     report.tool_version = options.tool_version;
     report.notes = copy.notes;
     write_student_files(student_dir, submission.name, report, svgs);
+    if (!options.keep_work) remove_build_leftovers(work, copy.dir);
     result.report = report;  // only once its files are written: a student without them is not graded
     char line[160];
     std::snprintf(line, sizeof line, ": graded %g/%g%s (prepare %.1f s, build %.1f s, grade %.1f s)", report.points(),

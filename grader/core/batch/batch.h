@@ -7,7 +7,10 @@
 /// - `students/<name>/`: result.json (the full report, cdplab-grade/1), results.json
 ///   (Gradescope), junit.xml, feedback.md, feedback.html, and launch-graph SVGs;
 /// - `gradebook.csv` and `summary.md`, rewritten after every student;
-/// - `work/<name>/`: the clean copy and the build tree (kept for inspection; safe to delete).
+/// - `work/<name>/`: the clean copy of the submission's files; with `keep_work` also its build
+///   tree and what was written beside it (compiled PTX, observations, verdicts). Without it they
+///   are deleted once the student's files are written: a regrade builds a fresh tree anyway, and a
+///   class of two hundred would otherwise keep some 170 MB a student.
 ///
 /// A student whose result.json exists is not graded again unless asked (`force`, `regrade`).
 #pragma once
@@ -34,6 +37,7 @@ struct BatchOptions {
   /// CUDA_VISIBLE_DEVICES for each GPU slot (gpu_devices); fewer than `gpus`: slot numbers when gpus > 1
   std::vector<std::string> devices;
   bool force = false;                   ///< grade every submission again
+  bool keep_work = false;               ///< keep each student's build tree in work/ (see the file comment)
   std::vector<std::string> regrade;     ///< grade these students again
   grading::GradeOptions grade;          ///< time limits; the seed is fresh for every run
   std::string tool_version;

@@ -75,6 +75,7 @@ struct Command {
   bool sanitize = false;            ///< --sanitize
   bool process_per_check = false;   ///< --process-per-check
   bool no_sandbox = false;          ///< --no-sandbox
+  bool keep_work = false;           ///< --keep-work
   int build_jobs = 0;               ///< cdplab -j; 0: the CPUs Slurm gave the task
 };
 
