@@ -209,7 +209,7 @@ double time_flat_many_lines(cdplab::Random& rng, bool /*judge*/) {
 }
 
 /// The speed check's bar: at most this many times the flat tessellation of the same lines.
-constexpr double kTessellationSpeedBar = 3.5;
+constexpr double kTessellationSpeedBar = 4.0;
 
 CDPLAB_SPEED_WORKLOAD("100 000 lines", time_many_lines);
 CDPLAB_SPEED_BASELINE("100 000 lines", time_flat_many_lines, "the flat tessellation of the same lines (no CDP)");
@@ -308,6 +308,6 @@ GPU_CHECK("one child grid per block") {
                                                            : ": every block with lines launches its child grid"));
 }
 
-// The reference solution takes about 1.8 times the flat tessellation on an H100 (the instructor
+// The reference solution takes 1.8 to 2.2 times the flat tessellation on an H100 (the instructor
 // guide's speed table); about twice that passes.
 GPU_CHECK("speed at 100 000 lines") { cdplab::harness::expect_speed("100 000 lines", kTessellationSpeedBar); }
