@@ -252,6 +252,36 @@ TEST_CASE("a failed rule's feedback says what was found, and does not repeat the
   CHECK(items[0].feedback.find(items[0].name) == std::string::npos);
 }
 
+// A rule marked given guards code the starter hands out: worth nothing when kept, its points
+// taken off when broken, and the exercise's total never below zero.
+TEST_CASE("a given rule earns nothing when kept and takes its points off when broken") {
+  auto kept = exercise_with_rule("launch_checked", "checked_after", 2);
+  kept.rules[0].given = true;
+  auto broken = exercise_with_rule("launch_checked", "unchecked", 2);
+  broken.rules[0].given = true;
+  CHECK(kept.max_points() == broken.max_points());  // adds nothing to the maximum
+  const auto passed = evaluate_rules(kept, fixture_ptx("launch_checks"));
+  REQUIRE(passed.size() == 1);
+  CHECK(passed[0].outcome == Outcome::passed);
+  CHECK(passed[0].points == 0);
+  CHECK(passed[0].max_points == 0);
+  CHECK(passed[0].name.rfind("given code: ", 0) == 0);
+  const auto failed = evaluate_rules(broken, fixture_ptx("launch_checks"));
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0].outcome == Outcome::failed);
+  CHECK(failed[0].points == -2);
+  CHECK(failed[0].max_points == 0);
+  ExerciseResult result;
+  result.items = failed;
+  CHECK(result.points() == 0);  // never below nothing
+  Item earned;
+  earned.points = 5;
+  earned.max_points = 5;
+  result.items.push_back(earned);
+  CHECK(result.points() == 3);
+  CHECK(result.max_points() == 5);
+}
+
 TEST_CASE("grading refuses sources that use the grader's own code") {
   CHECK(reference_code_problem("#include \"cdplab/check.h\"\n__global__ void k() {}\n").empty());
   CHECK(reference_code_problem("// the oracle computes this on the CPU\n").empty());

@@ -91,6 +91,14 @@ message = "Hand the reduction to a tail launch."
   CHECK(rule_kinds().size() == 13);
 }
 
+TEST_CASE("parse_rule reads given, and describe marks a given rule") {
+  const RuleSpec rule = rule_from("kind = \"barrier_before_shared_atomics\"\nkernel = \"k\"\ngiven = true\npoints = 1");
+  CHECK(rule.given);
+  CHECK(describe(rule) == "given code: " + describe_requirement(rule));
+  CHECK_FALSE(rule_from("kind = \"recursion\"\nkernel = \"k\"").given);
+  CHECK(contains(parse_error("kind = \"recursion\"\nkernel = \"k\"\ngiven = 1"), "'given' must be true or false"));
+}
+
 TEST_CASE("parse_rule names the key at fault") {
   CHECK(contains(parse_error("kernel = \"k\""), "'kind' is missing"));
   CHECK(contains(parse_error("kind = 3"), "'kind' must be a string"));

@@ -121,7 +121,8 @@ Exercise read_exercise(const toml::table& table, const std::string& chapter, con
 double Exercise::max_points() const {
   double sum = 0;
   for (const auto& c : checks) sum += c.points;
-  for (const auto& r : rules) sum += r.points;
+  for (const auto& r : rules)
+    if (!r.given) sum += r.points;  // a given rule only ever takes points off
   for (const auto& q : questions) sum += q.points;
   return sum;
 }

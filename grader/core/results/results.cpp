@@ -23,7 +23,7 @@ const char* to_string(ItemKind kind) {
 double ExerciseResult::points() const {
   double sum = 0;
   for (const auto& item : items) sum += item.points;
-  return sum;
+  return sum > 0 ? sum : 0;  // a given rule broken takes points off, never below nothing
 }
 
 double ExerciseResult::max_points() const {

@@ -437,8 +437,8 @@ RuleSpec parse_rule(const toml::table& table) {
 
   std::vector<std::string> accepted = {"kind"};
   for (auto key : keys->keys) accepted.emplace_back(key);
-  accepted.insert(accepted.end(), {"points", "message"});
-  std::set<std::string_view> known = {"kind", "points", "message"};
+  accepted.insert(accepted.end(), {"points", "given", "message"});
+  std::set<std::string_view> known = {"kind", "points", "given", "message"};
   for (const auto& entry : kind_keys()) known.insert(entry.keys.begin(), entry.keys.end());
 
   for (const auto& [key, node] : table) {
@@ -464,6 +464,10 @@ RuleSpec parse_rule(const toml::table& table) {
       fail(*table.get("flags"), "'flags' is " + quoted(rule.flags) +
                                     "; the one flag a rule can ask for is 'non_blocking'");
   }
+  if (const toml::node* given = table.get("given")) {
+    if (!given->is_boolean()) fail(*given, "'given' must be true or false");
+    rule.given = given->as_boolean()->get();
+  }
   if (const toml::node* points = table.get("points")) {
     if (!points->is_number()) fail(*points, "'points' must be a number");
     rule.points = points->is_integer() ? static_cast<double>(points->as_integer()->get())
@@ -475,6 +479,10 @@ RuleSpec parse_rule(const toml::table& table) {
 }
 
 std::string describe(const RuleSpec& rule) {
+  return (rule.given ? "given code: " : "") + describe_requirement(rule);
+}
+
+std::string describe_requirement(const RuleSpec& rule) {
   const std::string who = rule.kernel.empty() ? "some kernel" : rule.kernel;
   if (rule.kind == "launches") {
     std::string text = rule.kernel + " launches " + (rule.child.empty() ? "a kernel" : rule.child) +

@@ -18,7 +18,9 @@
 /// | `fenced_counter` | `kernel` | the kernel's last-block counter (a global atomic whose result it compares) has a device-scope fence between the block's writes and the atomic, and one between the atomic and the reads after it, or the atomic's own release/acquire semantics (counter_fences.h) |
 /// | `launch_checked` | `kernel` | every launch of `kernel` is followed, on every path to its end, by `cudaGetLastError()` or `cudaPeekAtLastError()` (what `CDPLAB_CHECK_LAUNCH()` calls) or a call of another device function (launch_check_flow.h) |
 ///
-/// Every rule may carry `points` (default 0) and a `message`: advice shown when it fails.
+/// Every rule may carry `points` (default 0) and a `message`: advice shown when it fails. A rule
+/// with `given = true` guards code handed out with the starter (which meets it): it is worth
+/// nothing when kept and takes its `points` off the exercise when broken.
 #pragma once
 
 #include <string>
@@ -40,7 +42,10 @@ struct RuleSpec {
   std::string child;                ///< `launches`: the child; empty: any kernel
   std::vector<StreamKind> streams;  ///< `launches`: the allowed stream kinds; empty: any
   std::string flags;                ///< `creates_stream`: empty or "non_blocking"
-  double points = 0;                ///< what passing it is worth
+  double points = 0;                ///< what passing it is worth; with `given`, what breaking it costs
+  /// Guards code handed out with the starter (a barrier of the given code, say): the starter meets
+  /// it, so keeping it earns nothing, and breaking it takes `points` off the exercise.
+  bool given = false;
   std::string message;              ///< advice shown when it fails; may be empty
 };
 
@@ -49,8 +54,12 @@ struct RuleSpec {
 /// a missing kernel, a value of the wrong type, an unknown stream kind or flag, negative points.
 RuleSpec parse_rule(const toml::table& table);
 
-/// What the rule asks for, in words: "expand_parent launches expand_child from device code".
+/// What the rule asks for, in words: "expand_parent launches expand_child from device code";
+/// a `given` rule's words start with "given code: ".
 std::string describe(const RuleSpec& rule);
+
+/// describe() without the "given code: " of a given rule.
+std::string describe_requirement(const RuleSpec& rule);
 
 /// A rule's outcome on one exercise.
 struct RuleVerdict {
