@@ -32,8 +32,8 @@ namespace fs = std::filesystem;
 
 constexpr std::uint64_t kPracticeSeed = 20260101;  // the suites' own default (harness.h)
 
-std::string render(const grading::GradeReport& report, const std::string& format, bool color) {
-  if (format == "terminal") return report::render_terminal(report, {color, true, report::terminal_width()});
+std::string render(const grading::GradeReport& report, const std::string& format, bool color, bool verbose) {
+  if (format == "terminal") return report::render_terminal(report, {color, verbose, report::terminal_width()});
   if (format == "json") return report::to_json(report).dump(2) + "\n";
   if (format == "gradescope") return report::to_gradescope(report).dump(2) + "\n";
   if (format == "junit") return report::to_junit_xml(report);
@@ -42,7 +42,7 @@ std::string render(const grading::GradeReport& report, const std::string& format
 
 /// Terminal feedback on stdout, unless another format goes to stdout; that format to --output.
 void emit(const grading::GradeReport& report, const GradeArgs& args, const Context& ctx) {
-  const std::string text = render(report, args.format, ctx.color && args.output.empty());
+  const std::string text = render(report, args.format, ctx.color && args.output.empty(), args.verbose);
   if (args.output.empty()) {
     std::cout << text << std::flush;
     return;
@@ -50,7 +50,7 @@ void emit(const grading::GradeReport& report, const GradeArgs& args, const Conte
   std::ofstream out(args.output, std::ios::binary);
   if (!out) throw UsageError("cannot write " + args.output);
   out << text;
-  std::cout << report::render_terminal(report, {ctx.color, true, report::terminal_width()}) << std::flush;
+  std::cout << report::render_terminal(report, {ctx.color, args.verbose, report::terminal_width()}) << std::flush;
   std::cerr << "cdplab: " << args.format << " report written to " << args.output << "\n";
 }
 

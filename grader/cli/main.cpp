@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"terminal", "json", "gradescope", "junit"}));
     sub->add_option("-o,--output", grade_args.output, "write the report to this file");
     sub->add_flag("-q,--quiet", grade_args.quiet, "no progress lines");
+    sub->add_flag("-v,--verbose", grade_args.verbose,
+                  "list every passed item in the terminal report, with what it measured (default: failures and "
+                  "skips in full, passes counted)");
     sub->add_flag("--sanitize", grade_args.sanitize,
                   "run each test suite again under compute-sanitizer (memcheck with leak checking; "
                   "needs a GPU; findings are feedback worth no points)");

@@ -110,6 +110,18 @@ TEST_CASE("grade the solutions") {
   INFO(alone.output);
   CHECK((alone.exit_code == 0 || alone.exit_code == 3));
   CHECK(processes() == 5);
+
+  // The terminal report counts what passed; --verbose lists it, with what it measured.
+  const std::vector<std::string> again = {"grade", (kRoot / "solutions").string(), "--quiet", "--only", "child-grids",
+                                          "--build-dir", (kWork / "build-solutions").string()};
+  const auto brief = cdplab_cli(again);
+  CHECK(brief.output.find("passed items not shown") != std::string::npos);
+  CHECK(brief.output.find("[pass] rule:") == std::string::npos);
+  auto verbose_args = again;
+  verbose_args.push_back("--verbose");
+  const auto verbose = cdplab_cli(verbose_args);
+  CHECK(verbose.output.find("[pass] rule: expand_parent launches expand_child") != std::string::npos);
+  CHECK(verbose.output.find("passed items not shown") == std::string::npos);
 }
 
 // After a student is graded, work/ keeps the copy of the submission's files and nothing of its
