@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -170,10 +171,32 @@ GPU_CHECK("all equal") {
                                                            "the middle (equal to the pivot), and both halves are empty");
 }
 
+/// A million values in tiers, shuffled: 90 % equal to the smallest, 90 % of the rest equal to the
+/// next, and so on down to 1 000 distinct large ones. The median of the samples is always the
+/// tier's value, so each partition leaves nothing below the pivot: the recursion climbs the upper
+/// halves alone (1 000 000, then 100 000 partitioned; 10 000 sorted by one block).
+std::vector<int> tiered_values(cdplab::Random& rng) {
+  std::vector<int> values;
+  values.reserve(kLarge);
+  values.insert(values.end(), 900000, -5000000);
+  values.insert(values.end(), 90000, -4000000);
+  values.insert(values.end(), 9000, -3000000);
+  for (int i = 0; i < 1000; ++i) values.push_back(static_cast<int>(rng.integer(0, 1000000000)));
+  for (std::size_t i = values.size() - 1; i > 0; --i)
+    std::swap(values[i], values[static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(i)))]);
+  return values;
+}
+
 GPU_CHECK("many duplicates") {
   cdplab::Random rng = cdplab::harness::check_rng();
   expect_sorted(oracle::random_ints(rng, kLarge, 0, 7), "values in 0 .. 7");
   expect_sorted(oracle::random_ints(rng, kLarge, -1000, 1000), "values in -1000 .. 1000");
+  // Only upper halves recurse here: their levels must count as the lower halves' do.
+  const auto stats = expect_sorted(tiered_values(rng), "values in tiers, 90 % of each range equal to its smallest");
+  CHECK_MESSAGE(stats.max_depth == 2, "the deepest level recorded is " << stats.max_depth << " for values whose "
+                                          "ranges of 1 000 000 and 100 000 values are partitioned and whose range of "
+                                          "10 000 is sorted by one block at level 2: each half, the upper one too, "
+                                          "starts one level deeper than its range (depth + 1)");
 }
 
 GPU_CHECK("organ pipe") {
