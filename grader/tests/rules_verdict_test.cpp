@@ -448,6 +448,35 @@ TEST_CASE("rule barrier_before_shared_atomics passes and fails") {
   CHECK(none.found == "publish_guarded performs no atomic on __shared__ memory");
 }
 
+TEST_CASE("rule fenced_counter: a fence and a barrier before the counter, a fence after it") {
+  const auto verdicts = judge_cases("fenced_counter", "counters", {
+      {"last_block_fenced", true, "__threadfence and __syncthreads before, __threadfence after"},
+      {"last_block_no_fence_before", false, "the partial may not be visible when another block counts"},
+      {"last_block_no_barrier_before", false, "thread 0 counts the block before its other threads wrote"},
+      {"last_block_no_fence_after", false, "the last block reads the partials without a fence"},
+      {"last_block_acq_rel", true, "cuda::atomic_ref's acq_rel fetch_add fences both sides"},
+      {"no_counter", false, "nobody compares the atomic's result"},
+  });
+  CHECK(contains(verdicts[0].found, "a fence lies on each side of last_block_fenced's counter"));
+  CHECK(contains(verdicts[1].found, "with no __threadfence() in between"));
+  CHECK(contains(verdicts[1].found, "counters.cu:"));
+  CHECK(contains(verdicts[2].found, "with no __syncthreads() in between"));
+  CHECK(contains(verdicts[3].found, "comes with no __threadfence() before it"));
+  CHECK(contains(verdicts[5].found, "no_counter has no counter"));
+}
+
+TEST_CASE("rule destroys_stream: every stream created in device code is destroyed") {
+  const auto verdicts = judge_cases("destroys_stream", "counters", {
+      {"streams_destroyed", true, "created, launched into, destroyed"},
+      {"streams_leaked", false, "never destroyed"},
+      {"streams_half_destroyed", false, "two created, one destroyed"},
+      {"no_streams", false, "no stream created at all"},
+  });
+  CHECK(contains(verdicts[1].found, "never calls cudaStreamDestroy"));
+  CHECK(contains(verdicts[2].found, "creates streams at 2 places and destroys them at only 1"));
+  CHECK(contains(verdicts[3].found, "creates no stream in device code"));
+}
+
 TEST_CASE("rule barrier_before_launch passes and fails") {
   const RuleVerdict guarded = judge("kind = \"barrier_before_launch\"\nkernel = \"publish_guarded\"", "barriers");
   CHECK(guarded.passed);
