@@ -81,11 +81,16 @@ if [ "$gpus" -gt 1 ]; then
   one_gpu=$(awk -v s="$one_start" -v e="$one_end" 'BEGIN { printf "%.1f", e - s }')
 fi
 
-# Re-checking one edited exercise: the first copy again, in the build tree the class run left.
+# What a graded class keeps on disk per student: work/ (the copy of each submission; the build
+# trees are deleted once a student is graded, unless --keep-work) and students/ (the reports).
+work_kb=$(du -sk "$work/grades/work" 2>/dev/null | cut -f1)
+students_kb=$(du -sk "$work/grades/students" 2>/dev/null | cut -f1)
+
+# Re-checking one edited exercise: the first copy again, in the build tree its run alone left.
 edited="$work/class/copy-1/01-fundamentals/child_grids.cu"
 echo "// edited" >> "$edited"
 recheck_start=$(date +%s.%N)
-"$cli" grade "$work/class/copy-1" --only child-grids --quiet --build-dir "$work/grades/work/copy-1/build" "${checks[@]}" \
+"$cli" grade "$work/class/copy-1" --only child-grids --quiet --build-dir "$work/alone-build" "${checks[@]}" \
   > "$work/recheck.log" 2>&1 || true
 recheck_end=$(date +%s.%N)
 
@@ -121,3 +126,6 @@ awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck
     print ""
     print "Times per submission are means over the submissions; with several built at once they overlap."
   }' "$work/class.log"
+awk -v work_kb="${work_kb:-0}" -v students_kb="${students_kb:-0}" -v n="$count" 'BEGIN {
+  printf "Kept on disk per student after grading: work/ %.2f MB, students/ %.2f MB (du).\n", work_kb / 1024 / n,
+         students_kb / 1024 / n }'
