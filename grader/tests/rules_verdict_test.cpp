@@ -88,7 +88,7 @@ message = "Hand the reduction to a tail launch."
   const RuleSpec flags =
       rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"");
   CHECK(flags.flags == "non_blocking");
-  CHECK(rule_kinds().size() == 13);
+  CHECK(rule_kinds().size() == 14);
 }
 
 TEST_CASE("parse_rule reads given, and describe marks a given rule") {
@@ -475,6 +475,20 @@ TEST_CASE("rule destroys_stream: every stream created in device code is destroye
   CHECK(contains(verdicts[1].found, "never calls cudaStreamDestroy"));
   CHECK(contains(verdicts[2].found, "creates streams at 2 places and destroys them at only 1"));
   CHECK(contains(verdicts[3].found, "creates no stream in device code"));
+}
+
+TEST_CASE("rule shared_in_bounds: an entry past the end of a __shared__ array, at a constant offset") {
+  const auto verdicts = judge_cases("shared_in_bounds", "shared_arrays", {
+      {"in_bounds", true, "four entries of an array of four"},
+      {"one_short", false, "four entries of an array of three"},
+      {"run_time_index", true, "an index the compiler cannot see is not judged"},
+      {"no_arrays", true, "nothing to overrun"},
+  });
+  CHECK(contains(verdicts[1].found, "touches bytes 12 to 15 of cursors, a __shared__ array of 12 bytes"));
+  CHECK(contains(verdicts[1].found, "shared_arrays.cu:"));
+  // It only deducts: a starter that touches no array meets it.
+  CHECK(deducts(rule_from("kind = \"shared_in_bounds\"\nkernel = \"k\"")));
+  CHECK_FALSE(deducts(rule_from("kind = \"recursion\"\nkernel = \"k\"")));
 }
 
 TEST_CASE("rule barrier_before_launch passes and fails") {

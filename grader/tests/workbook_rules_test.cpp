@@ -1,6 +1,6 @@
 // Every exercise's CDP rules, judged on the PTX of its solution and of its starter: the solution
 // meets them all, and the starter meets none (no points for code that was handed out) but the
-// rules marked given, which guard code the starter hands out and are worth nothing when met.
+// rules that only deduct (rules::deducts: given code, arrays kept in bounds), worth nothing when met.
 // Runs `cdplab rules`, which compiles each file to PTX with the build's nvcc; no GPU needed.
 #include "manifest/manifest.h"
 #include "process/process.h"
@@ -44,7 +44,7 @@ TEST_CASE("workbook rules pass on every solution and fail on every starter") {
   for (const auto* e : book.exercises()) {
     if (e->rules.empty()) continue;
     const int rules = static_cast<int>(e->rules.size());
-    const int given = static_cast<int>(std::count_if(e->rules.begin(), e->rules.end(), [](const auto& r) { return r.given; }));
+    const int given = static_cast<int>(std::count_if(e->rules.begin(), e->rules.end(), [](const auto& r) { return cdplab::rules::deducts(r); }));
     {
       const auto run = judge(root / "solutions" / e->path(), e->id);
       INFO("solutions/", e->path(), ":\n", run.output);

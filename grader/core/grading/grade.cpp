@@ -35,7 +35,7 @@ void fail_all(ExerciseResult& result, const manifest::Exercise& exercise, const 
       Item item;
       item.kind = ItemKind::rule;
       item.name = rules::describe(rule);
-      item.max_points = rule.given ? 0 : rule.points;
+      item.max_points = rules::deducts(rule) ? 0 : rule.points;
       item.feedback = reason;
       result.items.push_back(item);
     }

@@ -20,7 +20,7 @@ std::vector<Item> evaluate_rules(const manifest::Exercise& exercise, const std::
     Item item;
     item.kind = ItemKind::rule;
     item.name = rules::describe(rule);
-    item.max_points = rule.given ? 0 : rule.points;
+    item.max_points = rules::deducts(rule) ? 0 : rule.points;
     if (!unreadable.empty()) {
       item.feedback = unreadable;
     } else {
@@ -29,7 +29,7 @@ std::vector<Item> evaluate_rules(const manifest::Exercise& exercise, const std::
         item.outcome = Outcome::passed;
         item.points = item.max_points;
       } else {
-        if (rule.given) item.points = -rule.points;  // the code handed out was broken
+        if (rules::deducts(rule)) item.points = -rule.points;  // a deduction: the code broke it
         // The item's name is what the rule expects: say it again only where the verdict words it otherwise.
         const bool said = verdict.expected.empty() || verdict.expected == item.name;
         item.feedback = (said ? "" : "expected: " + verdict.expected + "\n") + "found: " + verdict.found;

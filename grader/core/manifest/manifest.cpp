@@ -122,7 +122,7 @@ double Exercise::max_points() const {
   double sum = 0;
   for (const auto& c : checks) sum += c.points;
   for (const auto& r : rules)
-    if (!r.given) sum += r.points;  // a given rule only ever takes points off
+    if (!rules::deducts(r)) sum += r.points;  // such a rule only ever takes points off
   for (const auto& q : questions) sum += q.points;
   return sum;
 }

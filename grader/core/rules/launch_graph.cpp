@@ -9,6 +9,7 @@
 
 #include "rules/barrier_flow.h"
 #include "rules/counter_fences.h"
+#include "rules/shared_bounds.h"
 #include "rules/launch_check_flow.h"
 #include "rules/names.h"
 #include "rules/ptx_reader.h"
@@ -142,6 +143,7 @@ struct FunctionFacts {
   std::vector<Unguarded> unguarded_launches;
   std::vector<int> unchecked_launches;  // PTX lines; kernels only (a device function's caller may check)
   CounterFences counter_fences;
+  std::vector<SharedOverrun> shared_overruns;
   std::vector<std::string> callees;
   std::vector<CallSite> calls;  // the calls of `callees`, with their arguments' taint
 };
@@ -502,6 +504,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   for (const auto& site : unguarded_launches(function, events))
     facts.unguarded_launches.push_back({{site.launch_line, {}}, site.store_line});
   facts.counter_fences = counter_fences(function, module);
+  facts.shared_overruns = shared_overruns(function, module);
   if (function.is_kernel) {
     std::vector<bool> launches(events.size());
     for (std::size_t i = 0; i < events.size(); ++i) launches[i] = events[i] == FlowEvent::launch;
@@ -804,6 +807,12 @@ LaunchGraph analyze_ptx(std::string_view text) {
          : u.gap == CounterGap::barrier_before ? kernel.unbarriered_counters
                                                : kernel.unfenced_counters_after)
             .push_back({{u.atomic_line, via}, u.access_line});
+      for (const auto& o : own.shared_overruns) {
+        // The source's name: what follows the last "::" of the demangled symbol (a local static).
+        std::string array = demangle(o.symbol);
+        if (const auto colons = array.rfind("::"); colons != std::string::npos) array = array.substr(colons + 2);
+        kernel.shared_overruns.push_back({{o.line, via}, array, o.offset, o.width, o.size});
+      }
     }
   }
   return graph;

@@ -93,6 +93,15 @@ struct Unguarded {
   int store_line;  ///< the store it follows, PTX line
 };
 
+/// An access past the end of a `__shared__` array: where, and what it touched.
+struct SharedOverrunSite {
+  Site site;
+  std::string array;        ///< the array's name in the source (`cursors`)
+  std::size_t offset = 0;   ///< the access's first byte
+  std::size_t width = 0;    ///< the bytes it moves
+  std::size_t size = 0;     ///< the bytes the array was declared with
+};
+
 /// A kernel of the exercise, or a kernel it launches that is only declared there.
 struct Kernel {
   std::string mangled;         ///< the PTX symbol: "_ZN3lab5childEPii"
@@ -116,6 +125,8 @@ struct Kernel {
   std::vector<Unguarded> unfenced_counters_before;   ///< no fence between a write and the atomic
   std::vector<Unguarded> unbarriered_counters;       ///< no block barrier between them
   std::vector<Unguarded> unfenced_counters_after;
+  /// Accesses at a constant offset past the end of a sized `__shared__` array (shared_bounds.h).
+  std::vector<SharedOverrunSite> shared_overruns;
   /// Launches from which the kernel may end with no `cudaGetLastError()` (or
   /// `cudaPeekAtLastError()`) after them, as `CDPLAB_CHECK_LAUNCH()` makes (launch_check_flow.h).
   std::vector<Site> unchecked_launches;

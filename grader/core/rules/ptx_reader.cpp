@@ -1,6 +1,8 @@
 #include "rules/ptx_reader.h"
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -250,6 +252,26 @@ std::pair<std::string, std::string> variable_declaration(std::string_view text) 
   return {space, name};
 }
 
+// The bytes a declaration such as `.shared .align 4 .b8 name[12]` or `.shared .u32 name[3]`
+// reserves for `name`: the element type's width times the count; nullopt without a count.
+std::optional<std::size_t> declared_bytes(std::string_view text, const std::string& name) {
+  std::size_t element = 0;
+  for (const auto& word : words(text)) {
+    if (word.size() > 2 && word[0] == '.' && (word[1] == 'b' || word[1] == 'u' || word[1] == 's' || word[1] == 'f') &&
+        std::isdigit(static_cast<unsigned char>(word[2])))
+      element = static_cast<std::size_t>(std::stoul(word.substr(2))) / 8;
+  }
+  const auto at = text.find(name + "[");
+  if (element == 0 || at == std::string_view::npos) return std::nullopt;
+  const auto open = at + name.size() + 1;
+  const auto close = text.find(']', open);
+  if (close == std::string_view::npos || close == open) return std::nullopt;
+  const std::string count(trim(text.substr(open, close - open)));
+  if (count.empty() || !std::all_of(count.begin(), count.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return std::nullopt;
+  return element * static_cast<std::size_t>(std::stoull(count));
+}
+
 // `.loc 1 47 3` or `.loc 1 47 3, function_name $L__info_string0, inlined_at 2 60 5`.
 SourcePlace parse_loc(const std::string& text) {
   SourcePlace place;
@@ -318,6 +340,8 @@ Module read_module(std::string_view ptx) {
 
     const auto [space, variable] = variable_declaration(token.text);
     if (space == "shared") module.shared_symbols.insert(variable);
+    if (space == "shared")
+      if (const auto bytes = declared_bytes(token.text, variable)) module.shared_bytes[variable] = *bytes;
     if (space == "local") module.local_symbols.insert(variable);
 
     if (first_word(token.text) == ".loc") {

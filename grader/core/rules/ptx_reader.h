@@ -10,6 +10,7 @@
 /// `.loc` (nvcc -lineinfo) are not instructions: they give each instruction its source place.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <set>
 #include <string>
@@ -51,6 +52,9 @@ struct SourcePlace {
 struct Module {
   std::vector<Function> functions;       ///< in order of first appearance; one per symbol
   std::set<std::string> shared_symbols;  ///< variables declared `.shared` (any scope)
+  /// The bytes of each `.shared` array declared with a size (`.b8 name[12]`, `.u32 name[3]`);
+  /// dynamic shared memory (`name[]`) has none.
+  std::map<std::string, std::size_t> shared_bytes;
   std::set<std::string> local_symbols;   ///< variables declared `.local` (stack depots)
   std::string version;                   ///< the `.version` directive's argument
   std::string target;                    ///< the `.target` directive's argument

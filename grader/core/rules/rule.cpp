@@ -33,6 +33,7 @@ const std::vector<KindKeys>& kind_keys() {
       {"launch_checked", true, {"kernel"}},
       {"fenced_counter", true, {"kernel"}},
       {"destroys_stream", true, {"kernel"}},
+      {"shared_in_bounds", true, {"kernel"}},
   };
   return table;
 }
@@ -396,6 +397,23 @@ RuleVerdict check_fenced_counter(const RuleSpec& rule, const LaunchGraph& graph)
   return verdict(true, "a fence lies on each side of " + who + "'s counter");
 }
 
+// The first access past the end of a __shared__ array fails the rule.
+RuleVerdict check_shared_in_bounds(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  const std::string who = graph.label(kernels.front());
+  for (std::size_t k : kernels) {
+    const auto& overruns = graph.kernels[k].shared_overruns;
+    if (overruns.empty()) continue;
+    const SharedOverrunSite& o = overruns.front();
+    return verdict(false, "the access at " + graph.where(o.site) + " touches bytes " + std::to_string(o.offset) +
+                              " to " + std::to_string(o.offset + o.width - 1) + " of " + o.array +
+                              ", a __shared__ array of " + std::to_string(o.size) +
+                              " bytes: past its end, in another variable's memory or in padding" +
+                              more(overruns.size() - 1, "accesses"));
+  }
+  return verdict(true, who + " stays inside its __shared__ arrays wherever the PTX shows the place");
+}
+
 RuleVerdict check_launch_checked(const RuleSpec& rule, const LaunchGraph& graph) {
   const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
   const std::string who = graph.label(kernels.front());
@@ -478,6 +496,8 @@ RuleSpec parse_rule(const toml::table& table) {
   return rule;
 }
 
+bool deducts(const RuleSpec& rule) { return rule.given || rule.kind == "shared_in_bounds"; }
+
 std::string describe(const RuleSpec& rule) {
   return (rule.given ? "given code: " : "") + describe_requirement(rule);
 }
@@ -518,6 +538,9 @@ std::string describe_requirement(const RuleSpec& rule) {
     return rule.kernel + " fences its last-block counter: __threadfence() and __syncthreads() between the block's "
                          "writes and the counter's atomic, and __threadfence() again before the last block reads the "
                          "others' writes";
+  if (rule.kind == "shared_in_bounds")
+    return rule.kernel + " stays inside its __shared__ arrays (no entry past the end of one, at a place the "
+                         "compiler can see)";
   if (rule.kind == "launch_checked")
     return rule.kernel + " checks its device-side launches for errors (cudaGetLastError(), as CDPLAB_CHECK_LAUNCH() "
                          "calls it) before it ends";
@@ -553,6 +576,8 @@ RuleVerdict evaluate(const RuleSpec& rule, const LaunchGraph& graph) {
     result = check_launch_checked(rule, graph);
   } else if (rule.kind == "fenced_counter") {
     result = check_fenced_counter(rule, graph);
+  } else if (rule.kind == "shared_in_bounds") {
+    result = check_shared_in_bounds(rule, graph);
   } else {
     result = check_no_private_pointers(rule, graph);
   }

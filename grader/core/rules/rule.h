@@ -8,6 +8,7 @@
 /// | `recursion` | `kernel` | `kernel` launches itself, directly or through other kernels |
 /// | `creates_stream` | `kernel`, `flags` (optional: `"non_blocking"`) | `kernel` creates a stream in device code, every one with those flags |
 /// | `destroys_stream` | `kernel` | `kernel` calls `cudaStreamDestroy` in device code at least as many times (in the PTX) as it creates streams |
+/// | `shared_in_bounds` | `kernel` | no load, store or atomic of `kernel` touches a sized `__shared__` array past its end at a constant offset (shared_bounds.h) |
 /// | `device_malloc` | `kernel` (optional) | `kernel` (or some kernel) calls `cudaMalloc` or `malloc` in device code |
 /// | `device_free` | `kernel` (optional) | likewise `cudaFree` or `free` |
 /// | `shared_atomics` | `kernel` | `kernel` performs atomic operations on `__shared__` memory |
@@ -57,6 +58,11 @@ RuleSpec parse_rule(const toml::table& table);
 /// What the rule asks for, in words: "expand_parent launches expand_child from device code";
 /// a `given` rule's words start with "given code: ".
 std::string describe(const RuleSpec& rule);
+
+/// Whether the rule only ever takes points off: worth nothing when met, its points deducted when
+/// broken. A `given` rule (code the starter hands out meets it), and a rule of a kind that code
+/// doing nothing meets as well (`shared_in_bounds`: a starter touches no array at all).
+bool deducts(const RuleSpec& rule);
 
 /// describe() without the "given code: " of a given rule.
 std::string describe_requirement(const RuleSpec& rule);
