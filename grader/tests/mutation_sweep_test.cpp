@@ -10,6 +10,7 @@
 //    fails a chapter whose mutants were all graded and whose kill rate is under 90 %. Without a
 //    GPU it reports itself skipped (CDPLAB_TEST_SKIPPED).
 #include "generator.h"
+#include "gpu_present.h"
 #include "sweep.h"
 
 #include "files/files.h"
@@ -442,7 +443,7 @@ TEST_CASE("sweep: the report counts what the sweep's folder holds") {
 // ----- on a GPU -------------------------------------------------------------------------------
 
 TEST_CASE("mechanical sweep graded on the GPU: every chapter kills at least 90 % of its mutants") {
-  if (!gpu_present()) {
+  if (!cdplab::testing::gpu_present()) {
     MESSAGE("CDPLAB_TEST_SKIPPED: no GPU (nvidia-smi lists none): the sweep grades its mutants on a GPU");
     return;
   }

@@ -1,5 +1,6 @@
 // Host and device halves of the error checks declared in cdplab/check.h.
 #include "cdplab/check.h"
+#include "cdplab/gpu_timer.h"
 
 #include <cstring>
 #include <sstream>
@@ -46,12 +47,10 @@ __device__ void record_device_launch(cudaError_t code, const char* file, int lin
   if (code == cudaSuccess) {
     const unsigned delay = g_launch_delay_ns;
     if (delay == 0) return;
-    unsigned long long start = 0, now = 0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    const unsigned long long start = global_time_ns();
     do {
       __nanosleep(1000);
-      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    } while (now - start < delay);
+    } while (global_time_ns() - start < delay);
     return;
   }
   if (atomicAdd(&g_device_report.launch_failures, 1) == 0) {

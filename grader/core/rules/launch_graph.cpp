@@ -807,12 +807,8 @@ LaunchGraph analyze_ptx(std::string_view text) {
          : u.gap == CounterGap::barrier_before ? kernel.unbarriered_counters
                                                : kernel.unfenced_counters_after)
             .push_back({{u.atomic_line, via}, u.access_line});
-      for (const auto& o : own.shared_overruns) {
-        // The source's name: what follows the last "::" of the demangled symbol (a local static).
-        std::string array = demangle(o.symbol);
-        if (const auto colons = array.rfind("::"); colons != std::string::npos) array = array.substr(colons + 2);
-        kernel.shared_overruns.push_back({{o.line, via}, array, o.offset, o.width, o.size});
-      }
+      for (const auto& o : own.shared_overruns)  // a function's static: its name in the source
+        kernel.shared_overruns.push_back({{o.line, via}, unqualified_name(demangle(o.symbol)), o.offset, o.width, o.size});
     }
   }
   return graph;

@@ -256,11 +256,8 @@ std::pair<std::string, std::string> variable_declaration(std::string_view text) 
 // reserves for `name`: the element type's width times the count; nullopt without a count.
 std::optional<std::size_t> declared_bytes(std::string_view text, const std::string& name) {
   std::size_t element = 0;
-  for (const auto& word : words(text)) {
-    if (word.size() > 2 && word[0] == '.' && (word[1] == 'b' || word[1] == 'u' || word[1] == 's' || word[1] == 'f') &&
-        std::isdigit(static_cast<unsigned char>(word[2])))
-      element = static_cast<std::size_t>(std::stoul(word.substr(2))) / 8;
-  }
+  for (const auto& word : words(text))
+    if (const std::size_t bytes = type_bytes(word); bytes > 0) element = bytes;
   const auto at = text.find(name + "[");
   if (element == 0 || at == std::string_view::npos) return std::nullopt;
   const auto open = at + name.size() + 1;
@@ -339,9 +336,10 @@ Module read_module(std::string_view ptx) {
     }
 
     const auto [space, variable] = variable_declaration(token.text);
-    if (space == "shared") module.shared_symbols.insert(variable);
-    if (space == "shared")
+    if (space == "shared") {
+      module.shared_symbols.insert(variable);
       if (const auto bytes = declared_bytes(token.text, variable)) module.shared_bytes[variable] = *bytes;
+    }
     if (space == "local") module.local_symbols.insert(variable);
 
     if (first_word(token.text) == ".loc") {
@@ -410,6 +408,14 @@ CallOperands call_operands(const Instruction& call) {
     }
   }
   return out;
+}
+
+std::size_t type_bytes(std::string_view type) {
+  if (!type.empty() && type.front() == '.') type.remove_prefix(1);
+  if (type.size() < 2 || (type[0] != 'b' && type[0] != 'u' && type[0] != 's' && type[0] != 'f')) return 0;
+  const std::string_view bits = type.substr(1);
+  if (!std::all_of(bits.begin(), bits.end(), [](unsigned char c) { return std::isdigit(c); })) return 0;
+  return static_cast<std::size_t>(std::stoul(std::string(bits))) / 8;
 }
 
 std::vector<std::string> registers_in(std::string_view operand) {

@@ -79,6 +79,10 @@ struct CallOperands {
 /// Splits the operands of a `call` instruction.
 CallOperands call_operands(const Instruction& call);
 
+/// The bytes of a PTX scalar type, with or without its dot: `u32` and `.f32` give 4, `.b8` 1;
+/// 0 for anything else (`v4`, `shared`, `align`).
+std::size_t type_bytes(std::string_view type);
+
 /// The registers (`%name`) named in an operand: `[%rd2+8]` gives `%rd2`, `{%r1,%r2}` both.
 std::vector<std::string> registers_in(std::string_view operand);
 

@@ -14,16 +14,14 @@ std::size_t access_width(const std::string& opcode) {
   std::size_t width = 0;
   std::size_t lanes = 1;
   std::size_t start = 0;
-  while (start <= opcode.size()) {
-    const std::size_t end = opcode.find('.', start);
-    const std::string_view part(opcode.data() + start, (end == std::string::npos ? opcode.size() : end) - start);
-    if (part.size() >= 2 && part[0] == 'v' && std::isdigit(static_cast<unsigned char>(part[1])))
+  for (std::size_t end = 0; end != std::string::npos; start = end + 1) {
+    end = opcode.find('.', start);
+    const std::string_view part =
+        std::string_view(opcode).substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (part.size() == 2 && part[0] == 'v' && std::isdigit(static_cast<unsigned char>(part[1])))
       lanes = static_cast<std::size_t>(part[1] - '0');
-    else if (part.size() >= 2 && (part[0] == 'b' || part[0] == 'u' || part[0] == 's' || part[0] == 'f') &&
-             std::isdigit(static_cast<unsigned char>(part[1])))
-      width = static_cast<std::size_t>(std::stoul(std::string(part.substr(1)))) / 8;
-    if (end == std::string::npos) break;
-    start = end + 1;
+    else if (const std::size_t bytes = ptx::type_bytes(part); bytes > 0)
+      width = bytes;
   }
   return width * lanes;
 }

@@ -2,6 +2,8 @@
 // report. Each stage reads what an earlier run left in the sweep's folder and does only the rest.
 #include "sweep.h"
 
+#include "gpu_present.h"
+
 #include "files/files.h"
 #include "manifest/manifest.h"
 #include "process/process.h"
@@ -194,13 +196,6 @@ double ExerciseOutcome::kill_rate() const {
 }
 
 std::string hash_hex(const std::string& text) { return hex(hash_text(text)); }
-
-bool gpu_present() {
-  process::Options options;
-  options.timeout_seconds = 30;
-  const auto listed = process::run({"nvidia-smi", "-L"}, options);
-  return listed.ok() && listed.output.find("GPU") != std::string::npos;
-}
 
 namespace {
 
@@ -713,7 +708,7 @@ SweepOutcome run_sweep(const Settings& settings) {
   const auto tried = compile_stage(settings, xs, budget, sweep.stopped);
 
   // 2. The mutants to grade, exercise by exercise, as classes.
-  const bool gpu = settings.grade && gpu_present();
+  const bool gpu = settings.grade && testing::gpu_present();
   if (settings.grade && !gpu) say(settings, "no GPU (nvidia-smi lists none): the mutants are compiled and judged by rules only");
   std::vector<std::size_t> pending(xs.size(), 0);
   for (std::size_t e = 0; e < xs.size(); ++e) {

@@ -136,7 +136,4 @@ SweepOutcome report_sweep(const Settings& settings);
 /// The hash the sweep's folder records of a mutant's text (16 hexadecimal digits).
 std::string hash_hex(const std::string& text);
 
-/// Whether `nvidia-smi -L` lists a GPU.
-bool gpu_present();
-
 }  // namespace cdplab::sweep
