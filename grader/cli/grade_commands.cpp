@@ -72,6 +72,7 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
   // Checks side by side: process start-up and CUDA context creation dominate most of them.
   options.check_jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   if (args.sanitize) options.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
+  options.memcheck_program = sanitizer::find_sanitizer(build_config::kNvcc);
   options.shared_processes = !args.process_per_check;
   if (!args.quiet) options.progress = print_progress;
   return options;
@@ -247,6 +248,7 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
   options.regrade = class_args.regrade;
   options.grade.check_seconds = build_config::kCheckSeconds;
   if (args.sanitize) options.grade.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
+  options.grade.memcheck_program = sanitizer::find_sanitizer(build_config::kNvcc);
   options.grade.shared_processes = !args.process_per_check;
   options.grade.judge_outside = true;  // the course's grade: judged outside the student's process
   options.tool_version = build_config::kVersion;

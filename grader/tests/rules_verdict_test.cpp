@@ -88,7 +88,7 @@ message = "Hand the reduction to a tail launch."
   const RuleSpec flags =
       rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"");
   CHECK(flags.flags == "non_blocking");
-  CHECK(rule_kinds().size() == 14);
+  CHECK(rule_kinds().size() == 15);
 }
 
 TEST_CASE("parse_rule reads given, and describe marks a given rule") {
@@ -489,6 +489,25 @@ TEST_CASE("rule shared_in_bounds: an entry past the end of a __shared__ array, a
   // It only deducts: a starter that touches no array meets it.
   CHECK(deducts(rule_from("kind = \"shared_in_bounds\"\nkernel = \"k\"")));
   CHECK_FALSE(deducts(rule_from("kind = \"recursion\"\nkernel = \"k\"")));
+}
+
+TEST_CASE("rule barrier_lines: the given code's barriers counted by their lines, not their instructions") {
+  const std::string rule = "kind = \"barrier_lines\"\nat_least = 3\ngiven = true\nkernel = ";
+  const RuleVerdict whole = judge(rule + "\"block_sum_whole\"", "given_barriers");
+  INFO(whole.found);
+  CHECK(whole.passed);
+  CHECK(contains(whole.found, "has __syncthreads() on 3 lines of the exercise file"));
+  const RuleVerdict racy = judge(rule + "\"block_sum_one_gone\"", "given_barriers");
+  INFO(racy.found);
+  CHECK_FALSE(racy.passed);
+  CHECK(contains(racy.found, "on 2 lines"));
+  CHECK(contains(racy.found, "the given code has 3: one of its barriers is gone"));
+  CHECK(deducts(rule_from(rule + "\"k\"")));
+  CHECK(contains(parse_error("kind = \"barrier_lines\"\nat_least = 3\nkernel = \"k\""), "write given = true"));
+  CHECK(contains(parse_error("kind = \"barrier_lines\"\ngiven = true\nkernel = \"k\""), "needs 'at_least'"));
+  CHECK(contains(parse_error("kind = \"barrier_lines\"\nat_least = 0\ngiven = true\nkernel = \"k\""),
+                 "'at_least' must be a whole number of 1 or more"));
+  CHECK(contains(parse_error("kind = \"recursion\"\nat_least = 2\nkernel = \"k\""), "'at_least' does not apply here"));
 }
 
 TEST_CASE("rule barrier_before_launch passes and fails") {

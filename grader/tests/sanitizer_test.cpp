@@ -175,3 +175,38 @@ TEST_CASE("sanitizer: one item per suite from its checks' runs, naming the check
   CHECK(none.outcome == Outcome::skipped);
   CHECK(none.feedback == "not run under compute-sanitizer");
 }
+
+TEST_CASE("sanitizer: a check graded under memcheck keeps its points only when the tool found nothing") {
+  using cdplab::grading::Item;
+  const auto& tool = cdplab::sanitizer::graded_memcheck();
+  CHECK(tool.fallback_args.empty());  // the device heap is always checked: that is the point
+  const Item passed_check{cdplab::grading::ItemKind::check, "buffers stay in bounds (memcheck)", Outcome::passed, 1, 1,
+                          "", 0.2};
+
+  Item clean = passed_check;
+  cdplab::sanitizer::require_clean(
+      clean, cdplab::sanitizer::item_from_output(tool, "========= ERROR SUMMARY: 0 errors\n", 0, false));
+  CHECK(clean.outcome == Outcome::passed);
+  CHECK(clean.points == 1);
+  CHECK(clean.feedback.find("found no invalid memory access") != std::string::npos);
+
+  Item dirty = passed_check;
+  cdplab::sanitizer::require_clean(
+      dirty, cdplab::sanitizer::item_from_output(tool,
+                                                 "========= Invalid __global__ write of size 4 bytes\n"
+                                                 "=========     at heap_sums_kernel(...)+0x2a0\n"
+                                                 "========= ERROR SUMMARY: 1 error\n",
+                                                 86, false));
+  CHECK(dirty.outcome == Outcome::failed);
+  CHECK(dirty.points == 0);
+  CHECK(dirty.feedback.find("its results were right, but compute-sanitizer memcheck found") != std::string::npos);
+  CHECK(dirty.feedback.find("Invalid __global__ write") != std::string::npos);
+  CHECK(dirty.feedback.find("worth no points") == std::string::npos);
+
+  Item unknown = passed_check;
+  cdplab::sanitizer::require_clean(unknown, cdplab::sanitizer::item_from_output(tool, "", 0, true));
+  CHECK(unknown.outcome == Outcome::skipped);
+  CHECK(unknown.points == 0);
+  CHECK(unknown.feedback.find("could not tell") != std::string::npos);
+  CHECK(unknown.feedback.find("did not finish in time") != std::string::npos);
+}

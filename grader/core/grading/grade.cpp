@@ -558,6 +558,39 @@ void run_sanitizer(const std::vector<Pending*>& runs, const BuildTree& tree, con
   }
 }
 
+/// The checks a manifest marks `memcheck = true` that passed run once more, each alone under
+/// compute-sanitizer memcheck in the submission's box, and keep their points only if it finds
+/// nothing (sanitizer::require_clean). Small by design: the device heap checked, no second run.
+void run_memcheck_checks(const std::vector<Pending*>& runs, const BuildTree& tree, const std::string& token,
+                         const GradeOptions& options) {
+  struct Job {
+    Item* item;
+    const Pending* pending;
+  };
+  std::vector<Job> jobs;
+  for (auto* p : runs)
+    for (const auto& check : p->exercise->checks) {
+      if (!check.memcheck) continue;
+      for (auto& item : p->result.items)
+        if (item.kind == ItemKind::check && item.name == check.name && item.outcome == Outcome::passed)
+          jobs.push_back({&item, p});
+    }
+  if (jobs.empty()) return;
+  std::vector<Item> found(jobs.size());
+  const double limit = options.check_seconds * 4 + 60;  // kernels run several times slower under the tool
+  parallel_for(jobs.size(), options.check_jobs, [&](std::size_t i) {
+    const Pending& p = *jobs[i].pending;
+    if (options.progress) options.progress(*p.exercise, "compute-sanitizer memcheck");
+    auto env = check_environment(options, p.results_file.string() + ".memcheck", token);
+    env["CDPLAB_CHECK_SECONDS"] = std::to_string(limit + 60);  // the watchdog after the tool's limit
+    env["CDPLAB_UNDER_SANITIZER"] = "1";
+    found[i] = sanitizer::run_check(options.memcheck_program, sanitizer::graded_memcheck(), p.suite_executable,
+                                    jobs[i].item->name, env, limit,
+                                    [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); });
+  });
+  for (std::size_t i = 0; i < jobs.size(); ++i) sanitizer::require_clean(*jobs[i].item, found[i]);
+}
+
 /// Runs each suite's checks that may run beside other checks in one process per suite, several
 /// suites at a time (shared_process.h). Checks that need the GPU to themselves (RUN_SERIAL: speed
 /// checks, suites that time the GPU) are left to CTest: a warm process would change their timings.
@@ -712,6 +745,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     run_judges(runs, tree, observations, options);
   }
   for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
+  run_memcheck_checks(runs, tree, token, options);
   if (!options.sanitizer.empty()) run_sanitizer(runs, tree, token, options);
 }
 

@@ -40,6 +40,9 @@ struct GradeOptions {
   std::optional<bool> built;
   /// compute-sanitizer to run each suite under again (memcheck); empty: no such stage.
   std::string sanitizer;
+  /// compute-sanitizer for the checks a manifest marks `memcheck = true`, which are graded under
+  /// it whether or not the stage above runs.
+  std::string memcheck_program = "compute-sanitizer";
   /// Called before each stage of each exercise ("building", "rules", "checks").
   std::function<void(const manifest::Exercise&, const std::string& stage)> progress;
 };

@@ -90,6 +90,10 @@ Exercise read_exercise(const toml::table& table, const std::string& chapter, con
       check.name = required_string(t, "name", file, where + " check");
       check.points = t["points"].value<double>().value_or(1.0);
       if (check.points < 0) fail(file, where + ": check '" + check.name + "' has negative points");
+      if (const toml::node* memcheck = t.get("memcheck")) {
+        if (!memcheck->is_boolean()) fail(file, where + ": check '" + check.name + "': 'memcheck' must be true or false");
+        check.memcheck = memcheck->as_boolean()->get();
+      }
       e.checks.push_back(check);
     }
   }

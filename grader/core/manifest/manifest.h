@@ -17,6 +17,10 @@ namespace cdplab::manifest {
 struct CheckSpec {
   std::string name;
   double points = 1;
+  /// `memcheck = true`: the check passes only when, run again under compute-sanitizer memcheck
+  /// (the device heap included), it makes no invalid memory access either: a write one past a
+  /// buffer that no output shows (one the student's code allocates on the device heap, say).
+  bool memcheck = false;
 };
 
 /// A short-answer question of a quiz exercise, and the answers that are accepted.

@@ -144,6 +144,7 @@ struct FunctionFacts {
   std::vector<int> unchecked_launches;  // PTX lines; kernels only (a device function's caller may check)
   CounterFences counter_fences;
   std::vector<SharedOverrun> shared_overruns;
+  std::vector<int> block_barriers;  // PTX lines of `bar.sync` and its kin
   std::vector<std::string> callees;
   std::vector<CallSite> calls;  // the calls of `callees`, with their arguments' taint
 };
@@ -395,6 +396,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     if (is_barrier(ins.opcode)) {
       shared_store = 0;
       event = has_component(ins.opcode, "warp") ? FlowEvent::warp_barrier : FlowEvent::barrier;
+      if (event == FlowEvent::barrier) facts.block_barriers.push_back(ins.line);
       continue;
     }
     if (base == "st" && ops.size() >= 2) {
@@ -587,6 +589,19 @@ void LaunchGraph::attach_source(const std::string& file_name, const std::string&
   for (std::string line; std::getline(in, line);) source_lines.push_back(line);
 }
 
+bool LaunchGraph::is_exercise_file(int index) const {
+  const auto found = files.find(index);
+  if (found == files.end()) return false;
+  const std::string name = std::filesystem::path(found->second).filename().string();
+  if (!source_name.empty()) return name == source_name;
+  return name.size() > 3 && name.compare(name.size() - 3, 3, ".cu") == 0;
+}
+
+int LaunchGraph::exercise_line(int ptx_line) const {
+  const auto place = places.find(ptx_line);
+  return place != places.end() && is_exercise_file(place->second.file) ? place->second.line : 0;
+}
+
 std::string LaunchGraph::where(const Site& site) const {
   const auto place = places.find(site.ptx_line);
   // The place in a file of the exercise's name: the instruction's own, or the call it was
@@ -595,18 +610,12 @@ std::string LaunchGraph::where(const Site& site) const {
     const auto found = files.find(index);
     return found == files.end() ? std::string() : std::filesystem::path(found->second).filename().string();
   };
-  auto is_exercise = [&](int index) {
-    const std::string name = file_name(index);
-    if (name.empty()) return false;
-    if (!source_name.empty()) return name == source_name;
-    return name.size() > 3 && name.compare(name.size() - 3, 3, ".cu") == 0;
-  };
   std::string text;
   if (place != places.end()) {
     const ptx::SourcePlace& p = place->second;
     int file = 0, line = 0;
-    if (is_exercise(p.file)) file = p.file, line = p.line;
-    else if (p.outer_file != 0 && is_exercise(p.outer_file)) file = p.outer_file, line = p.outer_line;
+    if (is_exercise_file(p.file)) file = p.file, line = p.line;
+    else if (p.outer_file != 0 && is_exercise_file(p.outer_file)) file = p.outer_file, line = p.outer_line;
     if (line > 0) {
       text = file_name(file) + ":" + std::to_string(line);
       if (line <= static_cast<int>(source_lines.size())) {
@@ -807,6 +816,7 @@ LaunchGraph analyze_ptx(std::string_view text) {
          : u.gap == CounterGap::barrier_before ? kernel.unbarriered_counters
                                                : kernel.unfenced_counters_after)
             .push_back({{u.atomic_line, via}, u.access_line});
+      for (const int line : own.block_barriers) kernel.block_barriers.push_back({line, via});
       for (const auto& o : own.shared_overruns)  // a function's static: its name in the source
         kernel.shared_overruns.push_back({{o.line, via}, unqualified_name(demangle(o.symbol)), o.offset, o.width, o.size});
     }

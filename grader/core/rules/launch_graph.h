@@ -127,6 +127,9 @@ struct Kernel {
   std::vector<Unguarded> unfenced_counters_after;
   /// Accesses at a constant offset past the end of a sized `__shared__` array (shared_bounds.h).
   std::vector<SharedOverrunSite> shared_overruns;
+  /// Block barriers (`__syncthreads()`: `bar.sync`, `barrier.sync`, `bar.red`), the library's
+  /// inlined ones included.
+  std::vector<Site> block_barriers;
   /// Launches from which the kernel may end with no `cudaGetLastError()` (or
   /// `cudaPeekAtLastError()`) after them, as `CDPLAB_CHECK_LAUNCH()` makes (launch_check_flow.h).
   std::vector<Site> unchecked_launches;
@@ -173,6 +176,13 @@ struct LaunchGraph {
   std::string where(const Site& site) const;
   /// where() of a bare PTX line.
   std::string where(int ptx_line) const { return where(Site{ptx_line, {}}); }
+  /// The line of the exercise file an instruction itself was written on (a `__syncthreads()` in
+  /// the student's code, not one of a library function inlined there); 0 when it comes from
+  /// another file or the PTX has no line information.
+  int exercise_line(int ptx_line) const;
+  /// Whether the PTX's file number `index` is the exercise file (by the name attach_source()
+  /// gave; before it, any .cu file).
+  bool is_exercise_file(int index) const;
 
   /// The first kernel a manifest name designates, or nullptr.
   const Kernel* find(std::string_view name) const;

@@ -34,6 +34,7 @@ const std::vector<KindKeys>& kind_keys() {
       {"fenced_counter", true, {"kernel"}},
       {"destroys_stream", true, {"kernel"}},
       {"shared_in_bounds", true, {"kernel"}},
+      {"barrier_lines", true, {"kernel", "at_least"}},
   };
   return table;
 }
@@ -414,6 +415,33 @@ RuleVerdict check_shared_in_bounds(const RuleSpec& rule, const LaunchGraph& grap
   return verdict(true, who + " stays inside its __shared__ arrays wherever the PTX shows the place");
 }
 
+// Counts the lines of the exercise file that hold a block barrier of the kernel (its device
+// functions' included); a library's barriers inlined there are not the student's lines. Without
+// line information each barrier instruction counts.
+RuleVerdict check_barrier_lines(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  const std::string who = graph.label(kernels.front());
+  std::set<int> lines;
+  std::size_t instructions = 0;
+  for (std::size_t k : kernels)
+    for (const Site& barrier : graph.kernels[k].block_barriers) {
+      ++instructions;
+      if (const int line = graph.exercise_line(barrier.ptx_line); line > 0) lines.insert(line);
+    }
+  const bool by_line = !graph.places.empty();
+  const std::size_t found = by_line ? lines.size() : instructions;
+  const std::string what = by_line ? " lines of " + (graph.source_name.empty() ? std::string("the exercise file") : graph.source_name)
+                                   : " barrier instructions of the PTX";
+  std::string listed;
+  for (const int line : lines) listed += (listed.empty() ? " (" : ", ") + std::to_string(line);
+  if (!listed.empty()) listed += ")";
+  const std::string counted = who + " has __syncthreads() on " + std::to_string(found) + what + listed;
+  if (found < static_cast<std::size_t>(rule.at_least))
+    return verdict(false, counted + "; the given code has " + std::to_string(rule.at_least) +
+                              ": one of its barriers is gone");
+  return verdict(true, counted);
+}
+
 RuleVerdict check_launch_checked(const RuleSpec& rule, const LaunchGraph& graph) {
   const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
   const std::string who = graph.label(kernels.front());
@@ -486,6 +514,16 @@ RuleSpec parse_rule(const toml::table& table) {
     if (!given->is_boolean()) fail(*given, "'given' must be true or false");
     rule.given = given->as_boolean()->get();
   }
+  if (const toml::node* at_least = table.get("at_least")) {
+    if (!at_least->is_integer() || at_least->as_integer()->get() < 1)
+      fail(*at_least, "'at_least' must be a whole number of 1 or more");
+    rule.at_least = static_cast<int>(at_least->as_integer()->get());
+  }
+  if (rule.kind == "barrier_lines") {
+    if (rule.at_least == 0) fail(table, "a barrier_lines rule needs 'at_least', the given code's count of lines");
+    if (!rule.given)
+      fail(table, "a barrier_lines rule counts the barriers of code handed out with the starter: write given = true");
+  }
   if (const toml::node* points = table.get("points")) {
     if (!points->is_number()) fail(*points, "'points' must be a number");
     rule.points = points->is_integer() ? static_cast<double>(points->as_integer()->get())
@@ -541,6 +579,9 @@ std::string describe_requirement(const RuleSpec& rule) {
   if (rule.kind == "shared_in_bounds")
     return rule.kernel + " stays inside its __shared__ arrays (no entry past the end of one, at a place the "
                          "compiler can see)";
+  if (rule.kind == "barrier_lines")
+    return rule.kernel + " keeps its __syncthreads() on at least " + std::to_string(rule.at_least) +
+           " lines of the exercise file";
   if (rule.kind == "launch_checked")
     return rule.kernel + " checks its device-side launches for errors (cudaGetLastError(), as CDPLAB_CHECK_LAUNCH() "
                          "calls it) before it ends";
@@ -578,6 +619,8 @@ RuleVerdict evaluate(const RuleSpec& rule, const LaunchGraph& graph) {
     result = check_fenced_counter(rule, graph);
   } else if (rule.kind == "shared_in_bounds") {
     result = check_shared_in_bounds(rule, graph);
+  } else if (rule.kind == "barrier_lines") {
+    result = check_barrier_lines(rule, graph);
   } else {
     result = check_no_private_pointers(rule, graph);
   }

@@ -17,6 +17,7 @@
 /// | `barrier_before_shared_atomics` | `kernel` | no shared-memory atomic of `kernel` follows a store to `__shared__` memory (or an atomic that sets a value: exchange, and, compare-and-swap, as zeroing with atomics does) without a barrier in between (in PTX text order) |
 /// | `barrier_before_launch` | `kernel` | no store or atomic on global or `__shared__` memory reaches a launch of `kernel` along the control flow without a barrier in between, so the child sees what every thread wrote; stores in code that only the launching thread runs need none (barrier_flow.h) |
 /// | `fenced_counter` | `kernel` | the kernel's last-block counter (a global atomic whose result it compares) has a device-scope fence between the block's writes and the atomic, and one between the atomic and the reads after it, or the atomic's own release/acquire semantics (counter_fences.h) |
+/// | `barrier_lines` | `kernel`, `at_least`; `given = true` | `kernel` (with the device functions it calls) has a block barrier (`__syncthreads()`) on at least `at_least` lines of the exercise file: the given code's barriers are all there |
 /// | `launch_checked` | `kernel` | every launch of `kernel` is followed, on every path to its end, by `cudaGetLastError()` or `cudaPeekAtLastError()` (what `CDPLAB_CHECK_LAUNCH()` calls) or a call of another device function (launch_check_flow.h) |
 ///
 /// Every rule may carry `points` (default 0) and a `message`: advice shown when it fails. A rule
@@ -43,6 +44,7 @@ struct RuleSpec {
   std::string child;                ///< `launches`: the child; empty: any kernel
   std::vector<StreamKind> streams;  ///< `launches`: the allowed stream kinds; empty: any
   std::string flags;                ///< `creates_stream`: empty or "non_blocking"
+  int at_least = 0;                 ///< `barrier_lines`: how many lines the given code has
   double points = 0;                ///< what passing it is worth; with `given`, what breaking it costs
   /// Guards code handed out with the starter (a barrier of the given code, say): the starter meets
   /// it, so keeping it earns nothing, and breaking it takes `points` off the exercise.

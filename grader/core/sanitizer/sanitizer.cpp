@@ -42,6 +42,33 @@ const std::vector<Tool>& tools() {
   return list;
 }
 
+const Tool& graded_memcheck() {
+  static const Tool tool{"memcheck", tools().front().args, {}, ""};
+  return tool;
+}
+
+void require_clean(grading::Item& check, const grading::Item& found) {
+  if (found.outcome == grading::Outcome::passed) {
+    check.feedback += std::string(check.feedback.empty() ? "" : "\n") +
+                      "compute-sanitizer memcheck found no invalid memory access in its run";
+    return;
+  }
+  check.points = 0;
+  if (found.outcome == grading::Outcome::skipped) {
+    check.outcome = grading::Outcome::skipped;
+    check.feedback = "its results were right, but this check also runs under compute-sanitizer memcheck, which "
+                     "could not tell: " + found.feedback;
+    return;
+  }
+  check.outcome = grading::Outcome::failed;
+  // item_from_output's findings: every line after its first, which says they earn no points.
+  const auto first_line_end = found.feedback.find('\n');
+  const std::string findings = first_line_end == std::string::npos ? found.feedback : found.feedback.substr(first_line_end + 1);
+  check.feedback = "its results were right, but compute-sanitizer memcheck found invalid memory accesses (or "
+                   "memory never freed) in its run: a write past the end of a buffer lands in memory that no "
+                   "output shows, until it overwrites something that matters.\n" + findings;
+}
+
 grading::Item skipped_item(const Tool& tool, const std::string& why) {
   grading::Item item = item_of(tool);
   item.outcome = grading::Outcome::skipped;

@@ -29,6 +29,16 @@ struct Tool {
 /// The tools the stage runs: memcheck with leak checking. (racecheck refuses CDP programs.)
 const std::vector<Tool>& tools();
 
+/// memcheck as a graded check runs under it (`memcheck = true` in a manifest): the device heap
+/// checked too, and no second run without that when it is slow (the check is kept small).
+const Tool& graded_memcheck();
+
+/// A check marked `memcheck = true` that passed, once its run under graded_memcheck() gave
+/// `found`: it stays passed when the tool found nothing, fails with the findings (and no points)
+/// when the tool found something, and is skipped with the reason (and no points) when the tool
+/// could not tell: its results alone do not earn the check.
+void require_clean(grading::Item& check, const grading::Item& found);
+
 /// The item of `tool`, skipped because of `why` (worth no points, like every sanitizer item).
 grading::Item skipped_item(const Tool& tool, const std::string& why);
 
