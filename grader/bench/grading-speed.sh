@@ -6,12 +6,17 @@
 # preparing, building and grading apart). With --gpus G (G > 1) the class is graded twice, with
 # one GPU and with G, each in build trees of its own, and the table gives both. With
 # --process-per-check every check runs in a process of its own (cdplab grade --process-per-check),
-# as before suite processes were shared: run it both ways on one machine to compare.
+# as before suite processes were shared: run it both ways on one machine to compare. With
+# --share-gpu S the class's checks run S submissions at a time on each GPU (cdplab grade
+# --share-gpu; default 2); --compare grades the class once more with --share-gpu 1, one
+# submission per GPU at a time, and the table gives both, with whether every verdict matched.
 #
-# Usage: grader/bench/grading-speed.sh [N] [--parallel P] [--gpus G] [--process-per-check] [--only NAMES...]
+# Usage: grader/bench/grading-speed.sh [N] [--parallel P] [--gpus G] [--share-gpu S] [--compare]
+#                                      [--process-per-check] [--only NAMES...]
 #   N           submissions in the class (default 4)
 #   --parallel  submissions built at the same time (default 2)
-#   --gpus      GPUs the class's checks run on, one submission each (default 1)
+#   --gpus      GPUs the class's checks run on (default 1)
+#   --share-gpu submissions whose checks share one GPU (default 2)
 #   --only      grade only these chapters or exercises (default: everything)
 # Run it from the project root after `./cdplab list` (or any cdplab command) has built the tool.
 # Everything it writes goes below build/grading-speed/.
@@ -20,16 +25,21 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 count=4
 parallel=2
 gpus=1
+share=2
+compare=0
 only=()
 checks=()  # how the checks run: shared suite processes, or --process-per-check
 while [ $# -gt 0 ]; do
   case "$1" in
     --parallel) parallel=$2; shift 2 ;;
     --gpus) gpus=$2; shift 2 ;;
+    --share-gpu) share=$2; shift 2 ;;
+    --compare) compare=1; shift ;;
     --process-per-check) checks=(--process-per-check); shift ;;
     --only) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do only+=("$1"); shift; done ;;
     [0-9]*) count=$1; shift ;;
-    *) echo "usage: $0 [N] [--parallel P] [--gpus G] [--process-per-check] [--only NAMES...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [N] [--parallel P] [--gpus G] [--share-gpu S] [--compare] [--process-per-check] [--only NAMES...]" >&2
+       exit 2 ;;
   esac
 done
 
@@ -49,7 +59,7 @@ if [ ${#only[@]} -gt 0 ]; then only_args=(--only "${only[@]}"); fi
 
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
 echo "device: ${device:-no GPU (GPU checks are skipped: build and rule times only)}"
-echo "machine: $(nproc) CPU cores; submissions: $count; built at once: $parallel; GPUs: $gpus;" \
+echo "machine: $(nproc) CPU cores; submissions: $count; built at once: $parallel; GPUs: $gpus; sharing a GPU: $share;" \
   "checks: ${checks[0]:-a process per suite first}"
 
 # The grading kit, once per grader install (`cdplab grade` builds it when it is out of date).
@@ -68,8 +78,33 @@ grep -m1 '^points:' "$work/alone.log" || echo "one submission alone: no score (s
 
 start=$(date +%s.%N)
 "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades" --parallel "$parallel" --gpus "$gpus" \
-  "${only_args[@]}" "${checks[@]}" 2> "$work/class.log" > /dev/null || true
+  --share-gpu "$share" "${only_args[@]}" "${checks[@]}" 2> "$work/class.log" > /dev/null || true
 end=$(date +%s.%N)
+
+# The class with one submission per GPU at a time, for comparison, and whether the verdicts match:
+# each item's outcome and points, student by student (the seeds differ, the verdicts must not).
+unshared=""
+same_verdicts=""
+if [ "$compare" = 1 ]; then
+  unshared_start=$(date +%s.%N)
+  "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades-unshared" --parallel "$parallel" --gpus "$gpus" \
+    --share-gpu 1 "${only_args[@]}" "${checks[@]}" 2> "$work/class-unshared.log" > /dev/null || true
+  unshared_end=$(date +%s.%N)
+  unshared=$(awk -v s="$unshared_start" -v e="$unshared_end" 'BEGIN { printf "%.1f", e - s }')
+  same_verdicts=$(python3 - "$work/grades" "$work/grades-unshared" <<'PY'
+import json, pathlib, sys
+def verdicts(root):
+    out = {}
+    for f in sorted(pathlib.Path(root, "students").glob("*/result.json")):
+        r = json.loads(f.read_text())
+        out[f.parent.name] = [(e["id"], i["name"], i["outcome"], i["points"]) for e in r["exercises"] for i in e["items"]]
+    return out
+a, b = verdicts(sys.argv[1]), verdicts(sys.argv[2])
+differ = [n for n in sorted(set(a) | set(b)) if a.get(n) != b.get(n)]
+print("every verdict the same (%d students)" % len(a) if a and not differ else "verdicts differ for: " + ", ".join(differ or ["(no student graded)"]))
+PY
+)
+fi
 
 # The class with one GPU, for comparison, when the run above used several.
 one_gpu=""
@@ -96,7 +131,8 @@ recheck_end=$(date +%s.%N)
 
 awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck_end="$recheck_end" \
     -v alone_start="$alone_start" -v alone_end="$alone_end" -v n="$count" \
-    -v kit_start="$kit_start" -v kit_end="$kit_end" -v gpus="$gpus" -v one_gpu="$one_gpu" '
+    -v kit_start="$kit_start" -v kit_end="$kit_end" -v gpus="$gpus" -v one_gpu="$one_gpu" \
+    -v share="$share" -v unshared="$unshared" '
   BEGIN { total = end - start; recheck = recheck_end - recheck_start; alone = alone_end - alone_start; kit = kit_end - kit_start }
   /: graded / {
     for (i = 1; i <= NF; i++) {
@@ -117,8 +153,12 @@ awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck
       printf "| whole class (%d submissions, 1 GPU, wall time) | %.1f |\n", n, one_gpu
       printf "| per submission, 1 GPU: wall time of the class / N | %.1f |\n", one_gpu / n
     }
-    printf "| whole class (%d submissions, %d GPU%s, wall time) | %.1f |\n", n, gpus, (gpus > 1 ? "s" : ""), total
-    printf "| per submission, %d GPU%s: wall time of the class / N | %.1f |\n", gpus, (gpus > 1 ? "s" : ""), total / n
+    if (unshared != "") {
+      printf "| whole class (%d submissions, %d GPU%s, one submission per GPU at a time, wall time) | %.1f |\n", n, gpus, (gpus > 1 ? "s" : ""), unshared
+      printf "| per submission, one per GPU at a time: wall time of the class / N | %.1f |\n", unshared / n
+    }
+    printf "| whole class (%d submissions, %d GPU%s, %d sharing a GPU, wall time) | %.1f |\n", n, gpus, (gpus > 1 ? "s" : ""), share, total
+    printf "| per submission, %d GPU%s, %d sharing a GPU: wall time of the class / N | %.1f |\n", gpus, (gpus > 1 ? "s" : ""), share, total / n
     printf "| per submission: preparing (copy, configure) | %.1f |\n", prepare / graded
     printf "| per submission: building | %.1f |\n", build / graded
     printf "| per submission: grading (rules, checks, quizzes) | %.1f |\n", grade / graded
@@ -129,3 +169,4 @@ awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck
 awk -v work_kb="${work_kb:-0}" -v students_kb="${students_kb:-0}" -v n="$count" 'BEGIN {
   printf "Kept on disk per student after grading: work/ %.2f MB, students/ %.2f MB (du).\n", work_kb / 1024 / n,
          students_kb / 1024 / n }'
+if [ -n "$same_verdicts" ]; then echo "Shared against one submission per GPU at a time: $same_verdicts."; fi

@@ -31,7 +31,8 @@ struct GradeArgs {
 struct ClassArgs {
   std::string out;                      ///< results folder (default: <folder>-grades beside it)
   int parallel = 2;                     ///< submissions built at the same time
-  int gpus = 1;                         ///< GPU check runs at the same time, one per GPU
+  int gpus = 1;                         ///< GPUs the checks run on
+  int share_gpu = 2;                    ///< submissions whose checks share one GPU
   bool force = false;                   ///< grade everyone again
   std::vector<std::string> regrade;     ///< grade these students again
   bool keep_work = false;               ///< keep every student's build tree in work/

@@ -242,6 +242,7 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
                      dir.string() + ": choose another --out");
   options.parallel = class_args.parallel;
   options.gpus = class_args.gpus;
+  options.share_gpu = class_args.share_gpu;
   options.devices = class_gpu_devices(class_args.gpus);
   options.force = class_args.force;
   options.keep_work = class_args.keep_work;

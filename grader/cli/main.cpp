@@ -57,8 +57,12 @@ int main(int argc, char** argv) {
   grade->add_option("--out", class_args.out, "a class: the results folder (default: <folder>-grades)");
   grade->add_option("--parallel", class_args.parallel, "a class: submissions built at the same time (default 2)")
       ->check(CLI::Range(1, 256));
-  grade->add_option("--gpus", class_args.gpus, "a class: GPUs to run checks on, one submission each (default 1)")
+  grade->add_option("--gpus", class_args.gpus, "a class: GPUs to run checks on (default 1)")
       ->check(CLI::Range(1, 64));
+  grade->add_option("--share-gpu", class_args.share_gpu,
+                    "a class: submissions whose checks share one GPU; speed checks and the suites that time the GPU "
+                    "still run alone on it (default 2; 1: one submission per GPU at a time)")
+      ->check(CLI::Range(1, 16));
   grade->add_flag("--force", class_args.force, "a class: grade everyone again (default: keep finished results)");
   grade->add_option("--regrade", class_args.regrade, "a class: grade these students again");
   grade->add_flag("--keep-work", class_args.keep_work,
@@ -104,8 +108,9 @@ int main(int argc, char** argv) {
         if (option->count() > 0) throw UsageError(option->get_name() + " goes with --slurm");
     } else if (job_part) {
       throw UsageError("--slurm submits the jobs; --slurm-task and --slurm-merge are what they run");
-    } else if (grade->get_option("--parallel")->count() > 0 || grade->get_option("--gpus")->count() > 0) {
-      throw UsageError("--parallel and --gpus grade on this machine; with --slurm every submission is a job array "
+    } else if (grade->get_option("--parallel")->count() > 0 || grade->get_option("--gpus")->count() > 0 ||
+               grade->get_option("--share-gpu")->count() > 0) {
+      throw UsageError("--parallel, --gpus and --share-gpu grade on this machine; with --slurm every submission is a job array "
                        "task of its own (ask for its resources with --gres, --cpus-per-task, ...)");
     }
     slurm.wait = !no_wait;

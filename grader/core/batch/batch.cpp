@@ -205,7 +205,11 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
     std::lock_guard<std::mutex> lock(out_mutex);
     if (options.log) options.log(line);
   };
-  Slots gpus(options.gpus);
+  // A slot per submission graded at once: share_gpu of them on each GPU (slot s on GPU s % gpus),
+  // taking turns at the GPU through its GpuTurns.
+  const int gpu_count = std::max(1, options.gpus);
+  Slots gpus(gpu_count * std::max(1, options.share_gpu));
+  std::vector<grading::GpuTurns> turns(static_cast<std::size_t>(gpu_count));
   // One device per slot; without a full list, the slot numbers.
   const std::vector<std::string> devices = options.devices.size() >= static_cast<std::size_t>(std::max(1, options.gpus))
                                                ? options.devices
@@ -262,11 +266,13 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
         result.build_seconds = since(start);
 
         const int slot = gpus.acquire();
+        const auto gpu = static_cast<std::size_t>(slot % gpu_count);
         start = Clock::now();
         grading::GradeOptions grade = options.grade;
         grade.seed = grading::fresh_seed();
         grade.built = built;
-        if (!devices.empty()) grade.env["CUDA_VISIBLE_DEVICES"] = devices[static_cast<std::size_t>(slot)];
+        if (options.share_gpu > 1) grade.gpu_turns = &turns[gpu];
+        if (!devices.empty()) grade.env["CUDA_VISIBLE_DEVICES"] = devices[gpu];
         try {
           report = grading::grade_all(exercises, tree, grade, submission.source.string());
         } catch (...) {

@@ -1,7 +1,8 @@
 /// @file batch.h
 /// @brief Grading a class: every submission of a folder in a build tree of its own, builds in
-///        parallel, GPU checks one submission at a time per GPU, each result written as soon
-///        as it is known, and the class's gradebook and summary.
+///        parallel, the GPU checks of up to `share_gpu` submissions at a time per GPU (what
+///        needs the GPU alone takes turns), each result written as soon as it is known, and the
+///        class's gradebook and summary.
 ///
 /// The output folder holds:
 /// - `students/<name>/`: result.json (the full report, cdplab-grade/1), results.json
@@ -33,7 +34,10 @@ namespace cdplab::batch {
 struct BatchOptions {
   std::filesystem::path out_dir;        ///< where results go (see the file comment)
   int parallel = 2;                     ///< submissions prepared and built at the same time
-  int gpus = 1;                         ///< GPU check runs at the same time, one per GPU
+  int gpus = 1;                         ///< GPUs the checks run on
+  /// Submissions whose checks run on one GPU at the same time; their speed checks, the suites that
+  /// time the GPU and the judges that time a baseline still have the GPU alone (grading/gpu_turns.h)
+  int share_gpu = 2;
   /// CUDA_VISIBLE_DEVICES for each GPU slot (gpu_devices); fewer than `gpus`: slot numbers when gpus > 1
   std::vector<std::string> devices;
   bool force = false;                   ///< grade every submission again

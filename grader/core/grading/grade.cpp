@@ -591,31 +591,34 @@ void run_memcheck_checks(const std::vector<Pending*>& runs, const BuildTree& tre
   for (std::size_t i = 0; i < jobs.size(); ++i) sanitizer::require_clean(*jobs[i].item, found[i]);
 }
 
-/// Runs each suite's checks that may run beside other checks in one process per suite, several
-/// suites at a time (shared_process.h). Checks that need the GPU to themselves (RUN_SERIAL: speed
-/// checks, suites that time the GPU) are left to CTest: a warm process would change their timings.
-/// Returns the names of the CTest tests still to run: every test of these suites whose check did
-/// not pass or skip in a shared process.
+/// Runs the checks of each suite that `grouped` picks in one process per suite (shared_process.h),
+/// `jobs` suites at a time. Returns the names of the CTest tests still to run: every test of these
+/// suites whose check did not pass or skip in a shared process (this call's or an earlier one's).
 std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
                                               const std::map<std::string, std::string>& env,
-                                              const GradeOptions& options, const BuildTree& tree) {
+                                              const GradeOptions& options, const BuildTree& tree,
+                                              const std::function<bool(const TestInfo&)>& grouped, int jobs) {
   struct SharedRun {
     const Pending* pending;
     std::vector<std::string> checks;
     std::string working_directory;
   };
   std::vector<SharedRun> shared;
+  const std::string token = env.at("CDPLAB_RESULTS_TOKEN");
   for (const auto* p : runs) {
     const std::string prefix = suite_label(*p->exercise) + "/";
+    const auto settled = settled_checks(*p->exercise, token_events(*p, token));
     SharedRun run{p, {}, ""};
     for (const auto& test : tests) {
-      if (test.run_serial || test.name.rfind(prefix, 0) != 0) continue;
-      run.checks.push_back(test.name.substr(prefix.size()));
+      if (test.name.rfind(prefix, 0) != 0 || !grouped(test)) continue;
+      const std::string check = test.name.substr(prefix.size());
+      if (settled.count(check)) continue;
+      run.checks.push_back(check);
       run.working_directory = test.working_directory;
     }
     if (run.checks.size() > 1) shared.push_back(run);
   }
-  parallel_for(shared.size(), options.check_jobs, [&](std::size_t i) {
+  parallel_for(shared.size(), jobs, [&](std::size_t i) {
     process::Options o;
     o.env = env;
     o.env["CDPLAB_SHARED_PROCESS"] = "1";
@@ -628,12 +631,18 @@ std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs,
   std::vector<std::string> left;
   for (const auto* p : runs) {
     const std::string prefix = suite_label(*p->exercise) + "/";
-    const auto settled = settled_checks(*p->exercise, token_events(*p, env.at("CDPLAB_RESULTS_TOKEN")));
+    const auto settled = settled_checks(*p->exercise, token_events(*p, token));
     for (const auto& test : tests)
       if (test.name.rfind(prefix, 0) == 0 && settled.count(test.name.substr(prefix.size())) == 0)
         left.push_back(test.name);
   }
   return left;
+}
+
+/// The check a CTest test runs: "<chapter>/<stem>/<check>" -> "<check>".
+std::string check_of(const TestInfo& test) {
+  const auto slash = test.name.find('/', test.name.find('/') + 1);
+  return slash == std::string::npos ? test.name : test.name.substr(slash + 1);
 }
 
 /// Whether an exercise has a speed check: its judge times the check's baseline and needs the
@@ -686,7 +695,10 @@ void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const 
   };
   std::vector<Pending*> alone, side_by_side;
   for (auto* p : runs) (times_the_gpu(*p->exercise) ? alone : side_by_side).push_back(p);
-  for (auto* p : alone) judge(*p);
+  if (!alone.empty()) {
+    AloneTurn turn(options.gpu_turns);
+    for (auto* p : alone) judge(*p);
+  }
   parallel_for(side_by_side.size(), options.check_jobs, [&](std::size_t i) { judge(*side_by_side[i]); });
 }
 
@@ -717,13 +729,28 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   // Without the list of tests (one process per check asked for, or CTest could not list them),
   // CTest runs every test of the labels; with it, only those the shared processes left.
   const auto tests = options.shared_processes ? tree.list_tests(labels) : std::vector<TestInfo>{};
-  const auto left = tests.empty() ? std::vector<std::string>{} : run_shared_processes(runs, tests, env, options, tree);
+  std::vector<std::string> left;
+  if (!tests.empty()) {  // checks that may run beside others: a process per suite, several at a time
+    SharedTurn turn(options.gpu_turns);
+    left = run_shared_processes(runs, tests, env, options, tree,
+                                [](const TestInfo& test) { return !test.run_serial; }, options.check_jobs);
+  }
   std::string run_output = "every check of the suite ran in a shared process, and CTest has no other test of it";
-  if (tests.empty() || !left.empty()) {
-    const auto ran = tree.test(labels, env, checks_limit(runs, options), options.check_jobs, left);
-    run_output = ran.output;
-    if (!ran.started) run_output = "ctest could not be started";
-    else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
+  {
+    AloneTurn turn(options.gpu_turns);
+    // The checks of a suite that needs the GPU to itself (CDPLAB_SUITE_RUNS_ALONE): a process per
+    // suite too, one suite at a time. A speed check keeps a process of its own: a warm process
+    // would change its timings.
+    if (!tests.empty())
+      left = run_shared_processes(
+          runs, tests, env, options, tree,
+          [](const TestInfo& test) { return test.run_serial && !is_speed_check(check_of(test)); }, 1);
+    if (tests.empty() || !left.empty()) {  // speed checks, and what the shared processes did not settle
+      const auto ran = tree.test(labels, env, checks_limit(runs, options), options.check_jobs, left);
+      run_output = ran.output;
+      if (!ran.started) run_output = "ctest could not be started";
+      else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
+    }
   }
   // The runners' results lie in the submission's tree too: a link put in place of their folder is
   // not followed (what the runners wrote there explains a check at most; the judges decide).
@@ -745,6 +772,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     run_judges(runs, tree, observations, options);
   }
   for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
+  SharedTurn turn(options.gpu_turns);
   run_memcheck_checks(runs, tree, token, options);
   if (!options.sanitizer.empty()) run_sanitizer(runs, tree, token, options);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "grading/build_tree.h"
+#include "grading/gpu_turns.h"
 #include "manifest/manifest.h"
 #include "results/results.h"
 
@@ -43,6 +44,9 @@ struct GradeOptions {
   /// compute-sanitizer for the checks a manifest marks `memcheck = true`, which are graded under
   /// it whether or not the stage above runs.
   std::string memcheck_program = "compute-sanitizer";
+  /// The turns on a GPU that other gradings share (a class graded several submissions at a time
+  /// per GPU, gpu_turns.h); null: this grading has the GPU to itself.
+  GpuTurns* gpu_turns = nullptr;
   /// Called before each stage of each exercise ("building", "rules", "checks").
   std::function<void(const manifest::Exercise&, const std::string& stage)> progress;
 };

@@ -9,7 +9,9 @@
 /// check that did not pass there then runs again alone, one process per check, and that run
 /// decides its outcome. A check that passes in a shared process started with the device limits it
 /// would have had alone; what the code under test keeps in the process itself (static variables,
-/// kernel attributes) does carry over, as in any program that calls it twice.
+/// kernel attributes) does carry over, as in any program that calls it twice. The suites that
+/// need the GPU to themselves (CDPLAB_SUITE_RUNS_ALONE) share a process the same way, one suite
+/// at a time; only a speed check always has a process of its own (a warm one times differently).
 #pragma once
 
 #include "grading/grade.h"

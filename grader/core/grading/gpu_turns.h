@@ -1,0 +1,65 @@
+/// @file gpu_turns.h
+/// @brief One GPU shared by the gradings of several submissions (a class): checks that may run
+///        beside other work take a shared turn, checks whose timings need the GPU to themselves
+///        (speed checks, suites marked CDPLAB_SUITE_RUNS_ALONE, judges timing a baseline) take it
+///        alone.
+///
+/// A grading waiting for the GPU alone keeps new shared turns out until it had its turn, so a
+/// steady stream of shared work never starves it. A grading holds one turn at a time.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+
+namespace cdplab::grading {
+
+class GpuTurns {
+ public:
+  /// Waits until nobody has the GPU alone and nobody waits for it, then shares it.
+  void share();
+  void end_share();
+  /// Waits until nobody else holds a turn, then has the GPU alone.
+  void take_alone();
+  void end_alone();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int sharing_ = 0;
+  int waiting_alone_ = 0;
+  bool alone_ = false;
+};
+
+/// A shared turn for one scope; nothing when `turns` is null (the GPU is this grading's own).
+class SharedTurn {
+ public:
+  explicit SharedTurn(GpuTurns* turns) : turns_(turns) {
+    if (turns_) turns_->share();
+  }
+  ~SharedTurn() {
+    if (turns_) turns_->end_share();
+  }
+  SharedTurn(const SharedTurn&) = delete;
+  SharedTurn& operator=(const SharedTurn&) = delete;
+
+ private:
+  GpuTurns* turns_;
+};
+
+/// The GPU alone for one scope; nothing when `turns` is null.
+class AloneTurn {
+ public:
+  explicit AloneTurn(GpuTurns* turns) : turns_(turns) {
+    if (turns_) turns_->take_alone();
+  }
+  ~AloneTurn() {
+    if (turns_) turns_->end_alone();
+  }
+  AloneTurn(const AloneTurn&) = delete;
+  AloneTurn& operator=(const AloneTurn&) = delete;
+
+ private:
+  GpuTurns* turns_;
+};
+
+}  // namespace cdplab::grading
