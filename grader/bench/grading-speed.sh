@@ -18,7 +18,8 @@
 #   --gpus      GPUs the class's checks run on (default 1)
 #   --share-gpu submissions whose checks share one GPU (default 2)
 #   --only      grade only these chapters or exercises (default: everything)
-# Run it from the project root after `./cdplab list` (or any cdplab command) has built the tool.
+# Run it from the project root after `./cdplab list` (or any cdplab command) has built the tool;
+# CDPLAB_SPEED_BUILD=<build tree> times the cdplab of another tree (build/test, say).
 # Everything it writes goes below build/grading-speed/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,7 +44,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-cli="$root/build/student/grader/cli/cdplab"
+# The build tree whose cdplab grades: build/student (what ./cdplab uses), or CDPLAB_SPEED_BUILD.
+build="${CDPLAB_SPEED_BUILD:-$root/build/student}"
+cli="$build/grader/cli/cdplab"
 if [ ! -x "$cli" ]; then
   "$root/cdplab" list > /dev/null  # configures build/student and builds the tool
 fi
@@ -64,7 +67,7 @@ echo "machine: $(nproc) CPU cores; submissions: $count; built at once: $parallel
 
 # The grading kit, once per grader install (`cdplab grade` builds it when it is out of date).
 kit_start=$(date +%s.%N)
-cmake --build "$root/build/student" --target cdplab_grading_kit > "$work/kit.log" 2>&1
+cmake --build "$build" --target cdplab_grading_kit > "$work/kit.log" 2>&1
 kit_end=$(date +%s.%N)
 
 # One submission alone, from a build tree that does not exist yet.
