@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # How fast the grader is on this machine: builds the grader's kit once (what every submission
 # shares: cmake/CdplabGradingKit.cmake), grades one copy of the reference solutions alone in a
-# cold build tree, then N copies as a class, then re-checks one edited exercise of one submission
-# in its existing (warm) build tree, and prints the seconds as a Markdown table (per submission:
+# cold build tree, then N copies as a class, then grades one edited exercise of one submission
+# again (`grade --only`, a fresh tree) and re-checks one with `cdplab check` in this cdplab's own
+# warm tree (a student's loop), and prints the seconds as a Markdown table (per submission:
 # preparing, building and grading apart). With --gpus G (G > 1) the class is graded twice, with
 # one GPU and with G, each in build trees of its own, and the table gives both. With
 # --process-per-check every check runs in a process of its own (cdplab grade --process-per-check),
@@ -124,19 +125,30 @@ fi
 work_kb=$(du -sk "$work/grades/work" 2>/dev/null | cut -f1)
 students_kb=$(du -sk "$work/grades/students" 2>/dev/null | cut -f1)
 
-# Re-checking one edited exercise: the first copy again, in the build tree its run alone left.
+# One exercise of a submission graded again after an edit (`grade --only`: every grading starts from
+# an empty build tree, so this configures and builds that exercise afresh).
 edited="$work/class/copy-1/01-fundamentals/child_grids.cu"
 echo "// edited" >> "$edited"
-recheck_start=$(date +%s.%N)
+regrade_start=$(date +%s.%N)
 "$cli" grade "$work/class/copy-1" --only child-grids --quiet --build-dir "$work/alone-build" "${checks[@]}" \
-  > "$work/recheck.log" 2>&1 || true
+  > "$work/regrade.log" 2>&1 || true
+regrade_end=$(date +%s.%N)
+
+# A student's loop: `cdplab check` of one exercise just saved, in the tree's warm build (the file
+# touched, so it compiles again; its content is the tree's own).
+exercise_dir=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['exercise_dir'])" "$build/cdplab-index.json")
+touch "$exercise_dir/01-fundamentals/child_grids.cu"
+recheck_start=$(date +%s.%N)
+"$cli" check child-grids --quiet > "$work/recheck.log" 2>&1 || true
 recheck_end=$(date +%s.%N)
 
 awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck_end="$recheck_end" \
     -v alone_start="$alone_start" -v alone_end="$alone_end" -v n="$count" \
+    -v regrade_start="$regrade_start" -v regrade_end="$regrade_end" \
     -v kit_start="$kit_start" -v kit_end="$kit_end" -v gpus="$gpus" -v one_gpu="$one_gpu" \
     -v share="$share" -v unshared="$unshared" '
-  BEGIN { total = end - start; recheck = recheck_end - recheck_start; alone = alone_end - alone_start; kit = kit_end - kit_start }
+  BEGIN { total = end - start; recheck = recheck_end - recheck_start; alone = alone_end - alone_start; kit = kit_end - kit_start
+          regrade = regrade_end - regrade_start }
   /: graded / {
     for (i = 1; i <= NF; i++) {
       if ($i == "(prepare") prepare += $(i + 1)
@@ -165,7 +177,8 @@ awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck
     printf "| per submission: preparing (copy, configure) | %.1f |\n", prepare / graded
     printf "| per submission: building | %.1f |\n", build / graded
     printf "| per submission: grading (rules, checks, quizzes) | %.1f |\n", grade / graded
-    printf "| re-checking one edited exercise (child-grids), warm build tree (wall time) | %.1f |\n", recheck
+    printf "| one exercise of a submission graded again after an edit (grade --only child-grids, fresh build tree, wall time) | %.1f |\n", regrade
+    printf "| re-checking one edited exercise (check child-grids, warm build tree of this cdplab, wall time) | %.1f |\n", recheck
     print ""
     print "Times per submission are means over the submissions; with several built at once they overlap."
   }' "$work/class.log"

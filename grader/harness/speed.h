@@ -29,6 +29,12 @@
 /// messages and note. A known limit: the student's times are still taken in the student's
 /// process, which could report other times than it measured; what the judge guarantees is that
 /// the comparison and the verdict are the grader's, and that the baseline is timed by the grader.
+///
+/// A class (`cdplab grade` over a class folder) times each baseline once per GPU: the judges
+/// keep its times in a folder of the grading's own (CDPLAB_BASELINE_CACHE), and every later
+/// submission on that GPU is compared with them. The baseline then takes the GPU alone once per
+/// class instead of once per submission; the ratio compares times taken minutes apart on the same
+/// GPU, not seconds apart. One submission graded alone always times its baseline.
 #pragma once
 
 #include "cdplab/random.h"

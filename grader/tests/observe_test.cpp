@@ -551,6 +551,38 @@ TEST_CASE("observe: a speed check records the student's times and the judge time
   CHECK(all_gpus.last("speed of busy work")->status == "passed");
 }
 
+TEST_CASE("observe: a class's judges time a baseline once per GPU and compare every later submission with it") {
+  const fs::path dir = fresh_dir("speed-cached");
+  const SuiteRun runner = run_suite(kSpeedFixtures / "speed_fixture_self", dir, false, "runner");
+  INFO(runner.result.output);
+  const fs::path cache = dir / "baseline-times";
+  fs::create_directories(cache);
+  const std::map<std::string, std::string> env = {{"CDPLAB_BASELINE_CACHE", cache.string()},
+                                                  {"CDPLAB_JUDGE_GPUS", "3"},
+                                                  {"SPEED_FIXTURE_EXPECT_GPUS", "3"}};
+  const SuiteRun first = run_suite(kSpeedFixtures / "speed_fixture_self", dir, true, "judge-first", env);
+  INFO(first.result.output);
+  CHECK(first.last("speed of busy work")->status == "passed");
+  const fs::path kept = cache / "busy_work.gpu-3.ms";
+  REQUIRE(fs::exists(kept));  // the workload's name and the GPU name the file
+  CHECK(fs::file_size(kept) > 0);
+
+  // A later judge on that GPU reads the times instead of timing: a baseline kept as next to
+  // nothing fails the same records by the ratio.
+  std::ofstream(kept) << "0.000001\n";
+  const SuiteRun later = run_suite(kSpeedFixtures / "speed_fixture_self", dir, true, "judge-later", env);
+  INFO(later.result.output);
+  CHECK(later.last("speed of busy work")->status == "failed");
+  // Another GPU has no times yet: its judge times the baseline itself.
+  auto other = env;
+  other["CDPLAB_JUDGE_GPUS"] = "5";
+  other["SPEED_FIXTURE_EXPECT_GPUS"] = "5";
+  const SuiteRun other_gpu = run_suite(kSpeedFixtures / "speed_fixture_self", dir, true, "judge-other", other);
+  INFO(other_gpu.result.output);
+  CHECK(other_gpu.last("speed of busy work")->status == "passed");
+  CHECK(fs::exists(cache / "busy_work.gpu-5.ms"));
+}
+
 TEST_CASE("observe: the judge of a slow exercise's times fails it by the ratio") {
   const fs::path dir = fresh_dir("speed-slow");
   const SuiteRun runner = run_suite(kSpeedFixtures / "speed_fixture_slow", dir, false, "runner");

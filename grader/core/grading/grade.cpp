@@ -685,6 +685,7 @@ void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const 
     o.env["CDPLAB_RESULTS_FILE"] = p.verdicts_file.string();
     o.env["CDPLAB_SEED"] = std::to_string(options.seed);
     o.env["CDPLAB_CHECK_SECONDS"] = std::to_string(options.check_seconds);
+    if (!options.baseline_cache.empty()) o.env["CDPLAB_BASELINE_CACHE"] = options.baseline_cache;
     o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
     const auto ran = process::run({p.judge_executable, "--test-case=" + test_case_filter(checks)}, o);
     if (!ran.started || ran.timed_out || ran.signal != 0)

@@ -47,6 +47,10 @@ struct GradeOptions {
   /// The turns on a GPU that other gradings share (a class graded several submissions at a time
   /// per GPU, gpu_turns.h); null: this grading has the GPU to itself.
   GpuTurns* gpu_turns = nullptr;
+  /// A folder the judges keep the speed checks' baseline times in (CDPLAB_BASELINE_CACHE,
+  /// harness/speed.h), so that a class times each baseline once per GPU; empty: timed for every
+  /// grading.
+  std::string baseline_cache;
   /// Called before each stage of each exercise ("building", "rules", "checks").
   std::function<void(const manifest::Exercise&, const std::string& stage)> progress;
 };
