@@ -64,6 +64,10 @@ hints = ["a", "b"]
 [[exercise.check]]
 name = "small"
 points = 2
+[[exercise.check]]
+name = "in bounds"
+points = 0
+memcheck = true
 [[exercise.rule]]
 kind = "launches"
 kernel = "parent"
@@ -76,6 +80,8 @@ points = 1.5
   CHECK(e.path() == "09-sample/first_one.cu");
   CHECK(e.hints.size() == 2);
   CHECK(e.checks.at(0).points == 2);
+  CHECK_FALSE(e.checks.at(0).memcheck);
+  CHECK(e.checks.at(1).memcheck);
   CHECK(e.max_points() == doctest::Approx(3.5));
 }
 
@@ -96,6 +102,18 @@ title = "E"
 [[exercise.check]]
 name = "c"
 )")).find("must be a .cu file") != std::string::npos);
+  CHECK(load_error(write_manifest("09-bad-memcheck", R"(
+[chapter]
+id = "09-bad-memcheck"
+title = "x"
+[[exercise]]
+id = "e"
+file = "e.cu"
+title = "E"
+[[exercise.check]]
+name = "c"
+memcheck = "yes"
+)")).find("check 'c': 'memcheck' must be true or false") != std::string::npos);
   CHECK(load_error(write_manifest("09-nothing", R"(
 [chapter]
 id = "09-nothing"
