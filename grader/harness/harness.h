@@ -31,8 +31,10 @@
 #define GPU_CHECK(name) TEST_CASE(name * doctest::test_suite("gpu"))
 
 /// Marks a suite whose checks time the GPU (timelines, children that wait for each other a
-/// bounded time): the build has them run with the GPU to themselves, never beside other checks.
-/// Write it once at namespace scope. Speed checks (speed.h) are marked so on their own.
+/// bounded time): the build has them run with the GPU to themselves, never beside other checks
+/// (the grader runs them in one process per suite, one suite at a time, and what does not pass
+/// there again one process per check). Write it once at namespace scope. Speed checks (speed.h)
+/// are marked so on their own, and always get a process of their own.
 #define CDPLAB_SUITE_RUNS_ALONE static_assert(true, "checks of this suite run alone")
 
 namespace cdplab::harness {
