@@ -212,11 +212,10 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
   std::vector<grading::GpuTurns> turns(static_cast<std::size_t>(gpu_count));
   // The speed checks' baselines, timed once per GPU for this grading of the class (harness/speed.h).
   const fs::path baseline_cache = options.out_dir / "baseline-times";
-  {
-    std::error_code ignored;
-    fs::remove_all(baseline_cache, ignored);
-    fs::create_directories(baseline_cache, ignored);
-  }
+  std::error_code cache_error;
+  fs::remove_all(baseline_cache, cache_error);
+  fs::create_directories(baseline_cache, cache_error);
+  const bool cache_made = !cache_error;  // without it, every submission times its baselines
   // One device per slot; without a full list, the slot numbers.
   const std::vector<std::string> devices = options.devices.size() >= static_cast<std::size_t>(std::max(1, options.gpus))
                                                ? options.devices
@@ -279,7 +278,7 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
         grade.seed = grading::fresh_seed();
         grade.built = built;
         if (options.share_gpu > 1) grade.gpu_turns = &turns[gpu];
-        if (fs::is_directory(baseline_cache)) grade.baseline_cache = baseline_cache.string();
+        if (cache_made) grade.baseline_cache = baseline_cache.string();
         if (!devices.empty()) grade.env["CUDA_VISIBLE_DEVICES"] = devices[gpu];
         try {
           report = grading::grade_all(exercises, tree, grade, submission.source.string());
@@ -326,8 +325,7 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
   std::vector<std::thread> threads;
   for (int i = 0; i < workers; ++i) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
-  std::error_code ignored;
-  fs::remove_all(baseline_cache, ignored);
+  fs::remove_all(baseline_cache, cache_error);
   return results;
 }
 

@@ -505,6 +505,27 @@ void finish_exercise(Pending& pending, const std::string& token, const std::stri
   }
 }
 
+/// Runs one check of `p`'s suite again, alone, under `tool` of compute-sanitizer `program`, in the
+/// submission's box, and returns the tool's item (sanitizer::run_check). Its results go to the
+/// exercise's results file with `suffix`, never read as the check's own.
+Item check_under_tool(const std::string& program, const sanitizer::Tool& tool, const Pending& p,
+                      const std::string& check, const std::string& suffix, const BuildTree& tree,
+                      const std::string& token, const GradeOptions& options) {
+  // Kernels run many times slower under the tools: a check's own time limit grows with them.
+  // Measured on an H100 (CUDA 13.0, eight tool runs at a time): the slowest reference check took
+  // 43 s under memcheck, most take one to four seconds. A run past the limit is run again
+  // without what the tool may spend minutes on (sanitizer::Tool::fallback_args), if it has any.
+  constexpr double kSlowdown = 4;
+  const double limit = options.check_seconds * kSlowdown + 60;
+  auto env = check_environment(options, p.results_file.string() + suffix, token);
+  // The suite's own watchdog comes after this limit: a check stopped by it from inside would
+  // leave its memory unfreed, and the leak check would count that as a finding.
+  env["CDPLAB_CHECK_SECONDS"] = std::to_string(limit + 60);
+  env["CDPLAB_UNDER_SANITIZER"] = "1";  // the speed checks skip themselves: timings mean nothing here
+  return sanitizer::run_check(program, tool, p.suite_executable, check, env, limit,
+                              [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); });
+}
+
 /// The sanitizer stage: every check of a suite whose checks used the GPU runs again under the
 /// tools, `options.check_jobs` processes at a time (the tools slow kernels down many times, and
 /// much of their cost is on the CPU); the other suites get skipped items.
@@ -532,21 +553,9 @@ void run_sanitizer(const std::vector<Pending*>& runs, const BuildTree& tree, con
     for (std::size_t t = 0; t < tools.size(); ++t)
       for (const auto& check : on_gpu[e]->exercise->checks) jobs.push_back({e, t, check.name});
   std::vector<Item> found(jobs.size());
-  // Kernels run many times slower under the tools: a check's own time limit grows with them.
-  // Measured on an H100 (CUDA 13.0, eight tool runs at a time): the slowest reference check took
-  // 43 s under memcheck, most take one to four seconds. A run past the limit is run again
-  // without what the tool may spend minutes on (sanitizer::Tool::fallback_args).
-  constexpr double kSlowdown = 4;
-  const double limit = options.check_seconds * kSlowdown + 60;
   parallel_for(jobs.size(), options.check_jobs, [&](std::size_t i) {
-    const Pending& p = *on_gpu[jobs[i].exercise];
-    auto env = check_environment(options, p.results_file.string() + ".sanitizer", token);
-    // The suite's own watchdog comes after this limit: a check stopped by it from inside would
-    // leave its memory unfreed, and the leak check would count that as a finding.
-    env["CDPLAB_CHECK_SECONDS"] = std::to_string(limit + 60);
-    env["CDPLAB_UNDER_SANITIZER"] = "1";  // the speed checks skip themselves: timings mean nothing here
-    found[i] = sanitizer::run_check(options.sanitizer, tools[jobs[i].tool], p.suite_executable, jobs[i].check, env,
-                                    limit, [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); });
+    found[i] = check_under_tool(options.sanitizer, tools[jobs[i].tool], *on_gpu[jobs[i].exercise], jobs[i].check,
+                                ".sanitizer", tree, token, options);
   });
   for (std::size_t e = 0; e < on_gpu.size(); ++e) {
     for (std::size_t t = 0; t < tools.size(); ++t) {
@@ -577,16 +586,11 @@ void run_memcheck_checks(const std::vector<Pending*>& runs, const BuildTree& tre
     }
   if (jobs.empty()) return;
   std::vector<Item> found(jobs.size());
-  const double limit = options.check_seconds * 4 + 60;  // kernels run several times slower under the tool
   parallel_for(jobs.size(), options.check_jobs, [&](std::size_t i) {
     const Pending& p = *jobs[i].pending;
     if (options.progress) options.progress(*p.exercise, "compute-sanitizer memcheck");
-    auto env = check_environment(options, p.results_file.string() + ".memcheck", token);
-    env["CDPLAB_CHECK_SECONDS"] = std::to_string(limit + 60);  // the watchdog after the tool's limit
-    env["CDPLAB_UNDER_SANITIZER"] = "1";
-    found[i] = sanitizer::run_check(options.memcheck_program, sanitizer::graded_memcheck(), p.suite_executable,
-                                    jobs[i].item->name, env, limit,
-                                    [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); });
+    found[i] = check_under_tool(options.memcheck_program, sanitizer::graded_memcheck(), p, jobs[i].item->name,
+                                ".memcheck", tree, token, options);
   });
   for (std::size_t i = 0; i < jobs.size(); ++i) sanitizer::require_clean(*jobs[i].item, found[i]);
 }
