@@ -15,6 +15,14 @@ string(REGEX MATCH "^[0-9]+[a-z]?" CDPLAB_PTX_ARCHITECTURE "${_cdplab_first_arch
 if(NOT CDPLAB_PTX_ARCHITECTURE)
   set(CDPLAB_PTX_ARCHITECTURE 90)
 endif()
+# nvcc -keep names the PTX <stem>.ptx when it compiles for one architecture, and
+# <stem>.compute_<arch>.ptx, one per architecture, when it compiles for several.
+list(LENGTH CMAKE_CUDA_ARCHITECTURES _cdplab_arch_count)
+if(_cdplab_arch_count EQUAL 1)
+  set(CDPLAB_KEPT_PTX_SUFFIX ".ptx")
+else()
+  set(CDPLAB_KEPT_PTX_SUFFIX ".compute_${CDPLAB_PTX_ARCHITECTURE}.ptx")
+endif()
 
 # cdplab_add_chapter(<chapter>): targets and CTest tests for every exercise of a chapter.
 function(cdplab_add_chapter chapter)
@@ -52,7 +60,7 @@ function(cdplab_add_chapter chapter)
       # A submission may lack a file: the grader reports it; the build goes on without it.
       message(STATUS "cdp-lab: ${test_name}: ${exercise_source} not found; not built")
       set(all_present FALSE)
-      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "" "" "" "" "")
+      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "" "" "" "")
       continue()
     endif()
 
@@ -63,14 +71,18 @@ function(cdplab_add_chapter chapter)
     target_link_libraries(${exercise_target} PUBLIC cdplab::starter ${support_target})
     list(APPEND exercise_targets ${exercise_target})
 
-    # The PTX the rule checker reads: the same source, compiled for one virtual architecture.
-    set(ptx_target "cdplab_ptx_${chapter_id}_${stem}")
-    add_library(${ptx_target} OBJECT "${exercise_source}")
-    set_target_properties(${ptx_target} PROPERTIES CUDA_PTX_COMPILATION ON
-      CUDA_SEPARABLE_COMPILATION ON CUDA_ARCHITECTURES "${CDPLAB_PTX_ARCHITECTURE}-virtual")
-    target_link_libraries(${ptx_target} PRIVATE cdplab::starter ${support_target})
-    # -lineinfo: .loc directives, so that a rule's finding names the student's source line.
-    target_compile_options(${ptx_target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+    # The PTX the rule checker reads, kept from the exercise's own compile (nvcc -keep): the
+    # source goes through the compiler once. -lineinfo adds .loc directives, so that a rule's
+    # finding names the student's source line; it does not change the code.
+    set(ptx_dir "${CMAKE_CURRENT_BINARY_DIR}/ptx/${chapter}/${stem}")
+    file(MAKE_DIRECTORY "${ptx_dir}")
+    target_compile_options(${exercise_target} PRIVATE
+      "$<$<COMPILE_LANGUAGE:CUDA>:-lineinfo;-keep;--keep-dir=${ptx_dir}>")
+    set(ptx "${ptx_dir}/${stem}${CDPLAB_KEPT_PTX_SUFFIX}")
+    # Of what -keep leaves, only the PTX stays (the rest is several megabytes per exercise).
+    add_custom_command(TARGET ${exercise_target} POST_BUILD
+      COMMAND "${CMAKE_COMMAND}" "-DDIR=${ptx_dir}" -P "${PROJECT_SOURCE_DIR}/cmake/CdplabKeepPtxOnly.cmake"
+      VERBATIM)
 
     # The checks do not depend on the exercise: compiled once, shared by the suite and its
     # reference twin, and by every submission's tree through the grading kit.
@@ -95,7 +107,7 @@ function(cdplab_add_chapter chapter)
       LABELS gpu ${chapter} ${test_name} SERIAL_PATTERN "${serial_pattern}"
       PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout})
     cdplab_index_add("${chapter}" "${stem}" "${suite_target}" "$<TARGET_FILE:${suite_target}>"
-                     "${exercise_source}" "${ptx_target}" "$<TARGET_OBJECTS:${ptx_target}>"
+                     "${exercise_source}" "${ptx}"
                      "$<TARGET_FILE:${exercise_target}>" "${reference}" "${reference_target}" "${exercise_target}")
   endforeach()
 
@@ -172,9 +184,9 @@ endfunction()
 # One exercise of <build>/cdplab-index.json. "judge" is the suite's reference twin (the judge of
 # `cdplab grade`, grader/harness/observe.h), "judge_target" its target when this tree builds it
 # (empty when it comes from a grading kit, whose tree builds it); both empty when there is none.
-function(cdplab_index_add chapter stem target executable source ptx_target ptx library judge judge_target library_target)
+function(cdplab_index_add chapter stem target executable source ptx library judge judge_target library_target)
   set_property(GLOBAL APPEND PROPERTY CDPLAB_EXERCISE_INDEX
-    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx_target\": \"${ptx_target}\", \"ptx\": \"${ptx}\", \"library\": \"${library}\", \"judge\": \"${judge}\", \"judge_target\": \"${judge_target}\", \"library_target\": \"${library_target}\"}")
+    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx\": \"${ptx}\", \"library\": \"${library}\", \"judge\": \"${judge}\", \"judge_target\": \"${judge_target}\", \"library_target\": \"${library_target}\"}")
 endfunction()
 
 # Writes <build>/cdplab-index.json: what this build tree holds, for the cdplab command line.

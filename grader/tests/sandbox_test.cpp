@@ -270,7 +270,6 @@ TEST_CASE("sandbox: opened_outside_problem names what the compiler read outside 
   grading::IndexEntry entry;
   entry.chapter = "05-streams-and-pools";
   entry.stem = "pools";
-  entry.ptx_target = "cdplab_ptx_05_streams_and_pools_pools";
   entry.library = "/b/libcdplab_exercise_05_streams_and_pools_pools.a";
   const std::vector<std::string> allowed = {"/s", "/b", "/p/starter", "/p/grader/suites/05-streams-and-pools/support",
                                             "/usr"};
@@ -279,7 +278,7 @@ TEST_CASE("sandbox: opened_outside_problem names what the compiler read outside 
   };
   const std::string clean =
       "ninja: Entering directory `/b'\n"
-      "CMakeFiles/cdplab_ptx_05_streams_and_pools_pools.dir/s/05-streams-and-pools/pools.ptx: #deps 4, deps mtime 1 (VALID)\n"
+      "CMakeFiles/cdplab_exercise_05_streams_and_pools_pools.dir/s/05-streams-and-pools/pools.cu.o: #deps 4, deps mtime 1 (VALID)\n"
       "    /s/05-streams-and-pools/pools.cu\n"
       "    /p/starter/include/cdplab/streams.h\n"
       "    /usr/local/cuda/include/cuda_runtime.h\n"
@@ -308,11 +307,11 @@ TEST_CASE("sandbox: opened_outside_problem names what the compiler read outside 
   CHECK(contains(problem, "2 other file(s) (grader/oracles/05-streams-and-pools.h, ...)"));
   // Another chapter's support folder is not this exercise's.
   const auto other_support = judge(
-      "CMakeFiles/cdplab_ptx_05_streams_and_pools_pools.dir/x.ptx: #deps 1, deps mtime 1 (VALID)\n"
+      "CMakeFiles/cdplab_exercise_05_streams_and_pools_pools.dir/x.cu.o: #deps 1, deps mtime 1 (VALID)\n"
       "    /p/grader/suites/04-memory-visibility/support/delayed_child.cu\n");
   CHECK(contains(other_support, "grader/suites/04-memory-visibility/support/delayed_child.cu"));
   // A relative dependency is read from the build tree.
-  CHECK(judge("CMakeFiles/cdplab_ptx_05_streams_and_pools_pools.dir/x.ptx: #deps 1, deps mtime 1 (VALID)\n"
+  CHECK(judge("CMakeFiles/cdplab_exercise_05_streams_and_pools_pools.dir/x.cu.o: #deps 1, deps mtime 1 (VALID)\n"
               "    generated/x.h\n") == "");
 }
 
@@ -325,7 +324,7 @@ TEST_CASE("sandbox: opened_outside_problem reads the build tree's dependency log
   const auto ninja = script(
       dir / "fake-ninja",
       "echo \"ninja: Entering directory \\`$2'\"\n"
-      "echo 'CMakeFiles/cdplab_ptx_01_fundamentals_child_grids.dir/a/child_grids.ptx: #deps 2, deps mtime 1 (VALID)'\n"
+      "echo 'CMakeFiles/cdplab_exercise_01_fundamentals_child_grids.dir/a/child_grids.cu.o: #deps 2, deps mtime 1 (VALID)'\n"
       "echo '    " + (submission / "01-fundamentals/child_grids.cu").string() + "'\n"
       "echo '    " + (kRoot / "grader/oracles/01-fundamentals.h").string() + "'\n");
   write(tree_dir / "CMakeCache.txt", "CMAKE_GENERATOR:INTERNAL=Ninja\nCMAKE_MAKE_PROGRAM:FILEPATH=" + ninja + "\n");
@@ -336,7 +335,7 @@ TEST_CASE("sandbox: opened_outside_problem reads the build tree's dependency log
   grading::IndexEntry entry;
   entry.chapter = "01-fundamentals";
   entry.stem = "child_grids";
-  entry.ptx_target = "cdplab_ptx_01_fundamentals_child_grids";
+  entry.library_target = "cdplab_exercise_01_fundamentals_child_grids";
   const auto problem = sandbox::opened_outside_problem(tree, entry);
   CHECK(contains(problem, "the compiler read grader/oracles/01-fundamentals.h"));
 }
@@ -479,10 +478,10 @@ TEST_CASE("sandbox: an exercise builds in its box, and what its compiler read de
     CHECK(built.ok());
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  const std::vector<std::string> targets = {entry->ptx_target, entry->suite_target};
+  const std::vector<std::string> targets = {entry->library_target, entry->suite_target};
   const double plain = time(bob, targets);
   const double boxed = time(alice, targets);
-  MESSAGE("child-grids' PTX and suite built in " << plain << " s without the box, " << boxed << " s in it");
+  MESSAGE("child-grids' code (and its PTX) and suite built in " << plain << " s without the box, " << boxed << " s in it");
   CHECK(fs::exists(entry->suite_executable));
   CHECK(sandbox::opened_outside_problem(alice, *entry) == "");
   // The box's build ran the build tool without configuring again: every CMake input was there.
@@ -506,7 +505,7 @@ TEST_CASE("sandbox: an exercise builds in its box, and what its compiler read de
   const std::string solution = files::read_text(kRoot / "solutions/01-fundamentals/child_grids.cu");
   write(s.alice / "01-fundamentals/child_grids.cu",
         "#define PEEK \"" + (kRoot / "grader/harness/suite_identity.h").string() + "\"\n#include PEEK\n" + solution);
-  CHECK(alice.build({entry->ptx_target}, 600).ok());
+  CHECK(alice.build({entry->library_target}, 600).ok());
   const auto peeked = sandbox::opened_outside_problem(alice, *entry);
   CHECK(contains(peeked, "the compiler read grader/harness/suite_identity.h"));
 
@@ -516,13 +515,13 @@ TEST_CASE("sandbox: an exercise builds in its box, and what its compiler read de
                             "\"\n" + solution + "\n#include STEAL\n";
   write(s.alice / "01-fundamentals/child_grids.cu", steal);
   write(s.bob / "01-fundamentals/child_grids.cu", steal);
-  const auto boxed_steal = alice.build({entry->ptx_target}, 600);
+  const auto boxed_steal = alice.build({entry->library_target}, 600);
   CHECK_FALSE(boxed_steal.ok());
   CHECK(contains(boxed_steal.output, "shared_histogram.cu"));
   CHECK_FALSE(contains(boxed_steal.output, "__global__ void"));
   const auto bob_entry = bob.find("01-fundamentals", "child_grids");
   REQUIRE(bob_entry);
-  const auto plain_steal = bob.build({bob_entry->ptx_target}, 600);
+  const auto plain_steal = bob.build({bob_entry->library_target}, 600);
   INFO(plain_steal.output);
   CHECK(plain_steal.ok());
   const auto stolen = sandbox::opened_outside_problem(bob, *bob_entry);

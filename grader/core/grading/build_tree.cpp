@@ -59,7 +59,6 @@ void BuildTree::load_index() {
     entry.source = e.value("source", "");
     entry.suite_target = e.value("target", "");
     entry.suite_executable = e.value("executable", "");
-    entry.ptx_target = e.value("ptx_target", "");
     entry.ptx = e.value("ptx", "");
     entry.library = e.value("library", "");
     entry.judge = e.value("judge", "");

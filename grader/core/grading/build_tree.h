@@ -29,7 +29,7 @@ struct IndexEntry {
   std::string chapter, stem;
   std::string source;       ///< the exercise file the tree was configured with
   std::string suite_target, suite_executable;
-  std::string ptx_target, ptx;
+  std::string ptx;          ///< the exercise's PTX, kept from its compile, for the rule checker
   std::string library;      ///< the exercise compiled alone (a static library), for what it calls
   std::string judge;        ///< the suite linked against solutions/, which judges the records (harness/observe.h); empty: none
   std::string judge_target; ///< the judge's target when this tree builds it (not the kit's); empty otherwise

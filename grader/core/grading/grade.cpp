@@ -388,7 +388,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   auto code = compiled_code(tree, exercise);
   if (!code) {
     report("compiling");
-    const auto compiled = tree.build({entry->ptx_target, entry->library_target}, options.build_seconds);
+    const auto compiled = tree.build({entry->library_target}, options.build_seconds);
     if (!compiled.ok() || options.judge_outside) {
       // Graded: code that did not compile before the submission's programs ran is not taken now.
       result.problem = compiled.timed_out ? "compiling took too long (" + compiled.describe() + ")"
@@ -817,7 +817,7 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
     if (!entry || !entry->present()) continue;
     if (!reference_code_problem(files::read_text(entry->source)).empty()) continue;
     compiled.push_back({exercise, *entry});
-    code_targets.insert(code_targets.end(), {entry->ptx_target, entry->library_target});
+    code_targets.push_back(entry->library_target);
     if (options.progress) options.progress(*exercise, "building (every exercise in one build)");
   }
   if (compiled.empty()) return true;
@@ -826,7 +826,7 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
   const bool code_built = tree.build(code_targets, seconds, /*keep_going=*/true).ok();
   std::vector<std::string> suite_targets;
   for (const auto& c : compiled) {
-    if (!code_built && !tree.build({c.entry.ptx_target, c.entry.library_target}, options.build_seconds).ok()) continue;
+    if (!code_built && !tree.build({c.entry.library_target}, options.build_seconds).ok()) continue;
     take_compiled_code(tree, *c.exercise, c.entry);
     if (c.exercise->checks.empty()) continue;
     suite_targets.push_back(c.entry.suite_target);

@@ -110,7 +110,7 @@ std::vector<std::string> kit_piece_folders(const fs::path& kit_file) {
       const std::string folder = normal(object.substr(0, end + 4));
       const std::string piece = fs::path(folder).filename().string();
       bool refused = false;
-      for (const char* prefix : {"cdplab_reference_", "reference_suite_", "cdplab_exercise_", "cdplab_ptx_", "suite_"})
+      for (const char* prefix : {"cdplab_reference_", "reference_suite_", "cdplab_exercise_", "suite_"})
         refused = refused || piece.rfind(prefix, 0) == 0;
       if (!refused && std::find(folders.begin(), folders.end(), folder) == folders.end()) folders.push_back(folder);
     }
@@ -118,17 +118,16 @@ std::vector<std::string> kit_piece_folders(const fs::path& kit_file) {
   return folders;
 }
 
-/// The target names whose objects are the exercise's: its PTX object library and its static library.
+/// The target names whose objects are the exercise's: its static library (whose compile also
+/// keeps the PTX the rules read).
 std::vector<std::string> exercise_targets(const grading::IndexEntry& entry) {
   std::vector<std::string> targets;
-  if (!entry.ptx_target.empty()) targets.push_back(entry.ptx_target);
+  if (!entry.library_target.empty()) targets.push_back(entry.library_target);
   if (!entry.library.empty()) {
     std::string name = fs::path(entry.library).stem().string();  // libcdplab_exercise_x.a
     if (name.rfind("lib", 0) == 0) name = name.substr(3);
     targets.push_back(name);
   }
-  const std::string ptx = "cdplab_ptx_";
-  if (entry.ptx_target.rfind(ptx, 0) == 0) targets.push_back("cdplab_exercise_" + entry.ptx_target.substr(ptx.size()));
   std::sort(targets.begin(), targets.end());
   targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
   return targets;

@@ -56,8 +56,7 @@ std::vector<std::string> allowed_compiler_roots(const grading::BuildTree& tree, 
 
 /// Why an exercise may not be graded: its compiler read a file outside `allowed` (a header of
 /// the grader, a solution, a file of the grading machine). `deps_listing` is what `ninja -t deps`
-/// prints; only the objects of the exercise library and its PTX (entry.library, entry.ptx_target)
-/// count. Files are named relative to `project_root` when they lie in it
+/// prints; only the objects of the exercise library (entry.library, entry.library_target) count. Files are named relative to `project_root` when they lie in it
 /// ("solutions/05-streams-and-pools/fast_quicksort.cu"). Empty when every file is allowed, or
 /// when the listing has no object of the exercise (nothing to judge).
 std::string opened_outside_problem(const std::string& deps_listing, const grading::IndexEntry& entry,
