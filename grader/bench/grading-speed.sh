@@ -3,8 +3,9 @@
 # shares: cmake/CdplabGradingKit.cmake), grades one copy of the reference solutions alone in a
 # cold build tree, then N copies as a class, then grades one edited exercise of one submission
 # again (`grade --only`, a fresh tree) and re-checks one with `cdplab check` in this cdplab's own
-# warm tree (a student's loop), and prints the seconds as a Markdown table (per submission:
-# preparing, building and grading apart). With --gpus G (G > 1) the class is graded twice, with
+# warm tree (a student's loop), and prints the seconds as Markdown tables (per submission:
+# preparing, building and grading apart, and the grading phase by phase: rules, checks beside
+# others, waiting for the GPU, checks with the GPU alone, judges, memcheck). With --gpus G (G > 1) the class is graded twice, with
 # one GPU and with G, each in build trees of its own, and the table gives both. With
 # --process-per-check every check runs in a process of its own (cdplab grade --process-per-check),
 # as before suite processes were shared: run it both ways on one machine to compare. With
@@ -74,11 +75,16 @@ kit_end=$(date +%s.%N)
 # One submission alone, from a build tree that does not exist yet.
 alone_start=$(date +%s.%N)
 "$cli" -j "$(nproc)" grade "$work/class/copy-1" --quiet --build-dir "$work/alone-build" "${only_args[@]}" "${checks[@]}" \
-  > "$work/alone.log" 2>&1 || true
+  --format json --output "$work/alone.json" > "$work/alone.log" 2>&1 || true
 alone_end=$(date +%s.%N)
 awk -v k="$kit_end - $kit_start" -v a="$alone_end - $alone_start" 'BEGIN { split(k, kt, " - "); split(a, at, " - ");
   printf "kit %.1f s; one submission alone %.1f s\n", kt[1] - kt[2], at[1] - at[2] }'
-grep -m1 '^points:' "$work/alone.log" || echo "one submission alone: no score (see $work/alone.log)"
+python3 - "$work/alone.json" <<'PY' || echo "one submission alone: no report (see $work/alone.log)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+items = [i for e in r["exercises"] for i in e["items"]]
+print("one submission alone: %g/%g points" % (sum(i["points"] for i in items), sum(i["max_points"] for i in items)))
+PY
 
 start=$(date +%s.%N)
 "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades" --parallel "$parallel" --gpus "$gpus" \
@@ -186,3 +192,31 @@ awk -v work_kb="${work_kb:-0}" -v students_kb="${students_kb:-0}" -v n="$count" 
   printf "Kept on disk per student after grading: work/ %.2f MB, students/ %.2f MB (du).\n", work_kb / 1024 / n,
          students_kb / 1024 / n }'
 if [ -n "$same_verdicts" ]; then echo "Shared against one submission per GPU at a time: $same_verdicts."; fi
+
+# Where a grading's time goes, phase by phase (each report's "phases"): one submission alone, and
+# the mean over the class. In a class the phases of several gradings overlap, and "waiting for
+# the GPU" is a grading's wait for its turn on a GPU that others hold.
+python3 - "$work/alone.json" "$work/grades/students" <<'PY'
+import json, pathlib, sys
+def phases(files):
+    sums, count = {}, 0
+    for f in files:
+        try:
+            r = json.loads(pathlib.Path(f).read_text())
+        except (OSError, ValueError):
+            continue
+        count += 1
+        for p in r.get("phases", []):
+            sums[p["phase"]] = sums.get(p["phase"], 0.0) + p["seconds"]
+    return {k: v / count for k, v in sums.items()} if count else {}
+alone = phases([sys.argv[1]])
+klass = phases(sorted(pathlib.Path(sys.argv[2]).glob("*/result.json")))
+names = list(alone) + [k for k in klass if k not in alone]
+if names:
+    print()
+    print("| phase of a grading | one submission alone (s) | class, mean per submission (s) |")
+    print("| --- | --- | --- |")
+    for n in names:
+        cell = lambda d: "%.1f" % d[n] if n in d else "-"
+        print("| %s | %s | %s |" % (n, cell(alone), cell(klass)))
+PY

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -95,6 +96,20 @@ TEST_CASE("grade the solutions") {
   }
   if (has_gpu(report)) CHECK(report.points() == doctest::Approx(report.max_points()));
   else CHECK_FALSE(report.gpu_problem.empty());
+  // Where the time went: the phases that ran, each once, adding up to no more than the run.
+  std::map<std::string, double> phases;
+  double phase_sum = 0;
+  for (const auto& [name, seconds] : report.phases) {
+    CHECK(phases.count(name) == 0);
+    CHECK(seconds >= 0);
+    phases[name] = seconds;
+    phase_sum += seconds;
+  }
+  for (const char* name : {"building", "rules", "checks beside others", "judges", "checks under memcheck"}) {
+    INFO(name);
+    CHECK(phases.count(name) == 1);
+  }
+  CHECK(phase_sum <= report.seconds + 0.01);
 
   // The processes that wrote child-grids' records: its five checks pass (or are skipped, without
   // a GPU) in one shared process; with --process-per-check each has its own.

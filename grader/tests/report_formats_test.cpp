@@ -456,6 +456,7 @@ void check_same(const GradeReport& a, const GradeReport& b) {
   CHECK(a.started_at == b.started_at);
   CHECK(a.seconds == b.seconds);
   CHECK(a.tool_version == b.tool_version);
+  CHECK(a.phases == b.phases);
   REQUIRE(a.exercises.size() == b.exercises.size());
   for (std::size_t e = 0; e < a.exercises.size(); ++e) {
     const auto& x = a.exercises[e];
@@ -489,6 +490,7 @@ TEST_CASE("report json round trip keeps every field") {
   r.exercises.push_back(no_gpu_report().exercises.front());
   r.gpu_problem = "one device of two failed";
   r.exercises[0].items[0].seconds = 0.1 + 0.2;  // a double that needs all its digits
+  r.phases = {{"building", 11.5}, {"checks beside others", 5.25}, {"waiting for the GPU", 0.0}};
   const GradeReport back = through_text(r);
   check_same(r, back);
   CHECK(report::to_json(back) == report::to_json(r));

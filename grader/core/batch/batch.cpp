@@ -75,6 +75,17 @@ class Slots {
   std::vector<bool> free_;
 };
 
+/// ": rules 0.4 s, checks beside others 5.1 s, ..." for the class log: where the grading went.
+std::string phase_list(const std::vector<std::pair<std::string, double>>& phases) {
+  std::string out;
+  for (const auto& [name, seconds] : phases) {
+    char part[96];
+    std::snprintf(part, sizeof part, "%s%s %.1f s", out.empty() ? ": " : ", ", name.c_str(), seconds);
+    out += part;
+  }
+  return out;
+}
+
 std::string start_stamp() {
   const std::time_t t = std::time(nullptr);
   char stamp[32];
@@ -299,10 +310,10 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
     if (!options.keep_work) remove_build_leftovers(work, copy.dir);
     result.report = report;  // only once its files are written: a student without them is not graded
     char line[160];
-    std::snprintf(line, sizeof line, ": graded %g/%g%s (prepare %.1f s, build %.1f s, grade %.1f s)", report.points(),
+    std::snprintf(line, sizeof line, ": graded %g/%g%s (prepare %.1f s, build %.1f s, grade %.1f s", report.points(),
                   report.max_points(), report.complete() ? "" : ", incomplete", result.prepare_seconds,
                   result.build_seconds, result.grade_seconds);
-    say(submission.name + line);
+    say(submission.name + line + phase_list(report.phases) + ")");
   };
 
   const auto worker = [&] {

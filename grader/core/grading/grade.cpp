@@ -27,6 +27,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using Phases = std::vector<std::pair<std::string, double>>;  ///< GradeReport::phases
+
 /// Every manifest item of the exercise, failed with the same reason (nothing could be judged).
 void fail_all(ExerciseResult& result, const manifest::Exercise& exercise, const std::string& reason,
               bool checks_only = false) {
@@ -110,6 +112,30 @@ std::optional<CompiledCode> compiled_code(const BuildTree& tree, const manifest:
   if (!code.is_object()) return std::nullopt;
   return CompiledCode{code.value("ptx", ""), code.value("symbols", ""), code.value("opened_problem", "")};
 }
+
+/// Adds the time from one lap() to the next to a named phase of GradeReport::phases: where a
+/// grading's time goes (the class log and grading-speed.sh print it).
+class PhaseClock {
+ public:
+  explicit PhaseClock(Phases* phases) : phases_(phases), last_(std::chrono::steady_clock::now()) {}
+  /// The time since the last lap, or since the clock started, counts for `phase`.
+  void lap(const std::string& phase) {
+    const auto now = std::chrono::steady_clock::now();
+    if (phases_ != nullptr) {
+      const double seconds = std::chrono::duration<double>(now - last_).count();
+      const auto it = std::find_if(phases_->begin(), phases_->end(), [&](const auto& p) { return p.first == phase; });
+      if (it == phases_->end()) phases_->emplace_back(phase, seconds);
+      else it->second += seconds;
+    }
+    last_ = now;
+  }
+
+ private:
+  Phases* phases_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+constexpr const char* kWaitingForTheGpu = "waiting for the GPU";
 
 /// Makes `dir` an empty directory of its own, whatever is there: a program of the submission may
 /// have put a link to somewhere else in its place, and nothing is followed through one.
@@ -663,7 +689,7 @@ bool times_the_gpu(const manifest::Exercise& exercise) {
 /// that times the baseline for a speed check gets the GPU back for that child alone
 /// (CDPLAB_JUDGE_GPUS) and runs with nothing else on the GPU; the others run side by side.
 void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const fs::path& observations,
-                const GradeOptions& options) {
+                const GradeOptions& options, PhaseClock& clock) {
   const fs::path verdicts = beside_tree(tree, "-verdicts");
   std::error_code ignored;
   fs::remove_all(verdicts, ignored);
@@ -701,10 +727,13 @@ void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const 
   std::vector<Pending*> alone, side_by_side;
   for (auto* p : runs) (times_the_gpu(*p->exercise) ? alone : side_by_side).push_back(p);
   if (!alone.empty()) {
+    clock.lap("judges");
     AloneTurn turn(options.gpu_turns);
+    clock.lap(kWaitingForTheGpu);
     for (auto* p : alone) judge(*p);
   }
   parallel_for(side_by_side.size(), options.check_jobs, [&](std::size_t i) { judge(*side_by_side[i]); });
+  clock.lap("judges");
 }
 
 /// Runs the checks of every pending exercise, `options.check_jobs` at a time (checks that must
@@ -712,7 +741,8 @@ void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const 
 /// processes (run_shared_processes), then what those did not settle in one CTest run, one
 /// process per check.
 void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const GradeOptions& options,
-                DeviceSeen* seen) {
+                DeviceSeen* seen, Phases* phases) {
+  PhaseClock clock(phases);
   std::vector<Pending*> runs;
   std::vector<std::string> labels;
   for (auto& p : pendings) {
@@ -735,14 +765,18 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   // CTest runs every test of the labels; with it, only those the shared processes left.
   const auto tests = options.shared_processes ? tree.list_tests(labels) : std::vector<TestInfo>{};
   std::vector<std::string> left;
+  clock.lap("checks beside others");
   if (!tests.empty()) {  // checks that may run beside others: a process per suite, several at a time
     SharedTurn turn(options.gpu_turns);
+    clock.lap(kWaitingForTheGpu);
     left = run_shared_processes(runs, tests, env, options, tree,
                                 [](const TestInfo& test) { return !test.run_serial; }, options.check_jobs);
+    clock.lap("checks beside others");
   }
   std::string run_output = "every check of the suite ran in a shared process, and CTest has no other test of it";
   {
     AloneTurn turn(options.gpu_turns);
+    clock.lap(kWaitingForTheGpu);
     // The checks of a suite that needs the GPU to itself (CDPLAB_SUITE_RUNS_ALONE): a process per
     // suite too, one suite at a time. A speed check keeps a process of its own: a warm process
     // would change its timings.
@@ -756,6 +790,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
       if (!ran.started) run_output = "ctest could not be started";
       else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
     }
+    clock.lap("checks with the GPU alone");
   }
   // The runners' results lie in the submission's tree too: a link put in place of their folder is
   // not followed (what the runners wrote there explains a check at most; the judges decide).
@@ -774,12 +809,18 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
       const fs::path suite = observations / (p->exercise->chapter + "." + p->exercise->stem);
       if (fs::is_symlink(fs::symlink_status(suite, ignored))) fresh_directory(suite);
     }
-    run_judges(runs, tree, observations, options);
+    run_judges(runs, tree, observations, options, clock);
   }
   for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
+  clock.lap("judges");
   SharedTurn turn(options.gpu_turns);
+  clock.lap(kWaitingForTheGpu);
   run_memcheck_checks(runs, tree, token, options);
-  if (!options.sanitizer.empty()) run_sanitizer(runs, tree, token, options);
+  clock.lap("checks under memcheck");
+  if (!options.sanitizer.empty()) {
+    run_sanitizer(runs, tree, token, options);
+    clock.lap("compute-sanitizer stage");
+  }
 }
 
 }  // namespace
@@ -787,7 +828,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
 ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
                               DeviceSeen* seen, bool prebuilt) {
   std::vector<Pending> pending{prepare_exercise(exercise, tree, options, prebuilt)};
-  run_checks(pending, tree, options, seen);
+  run_checks(pending, tree, options, seen, nullptr);
   return pending.front().result;
 }
 
@@ -850,10 +891,13 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   report.started_at = stamp;
   const auto start = std::chrono::steady_clock::now();
   DeviceSeen seen;
+  PhaseClock clock(&report.phases);
   const bool prebuilt = options.built ? *options.built : build_all(exercises, tree, options);
+  if (!options.built) clock.lap("building");
   std::vector<Pending> pendings;
   for (const auto* exercise : exercises) pendings.push_back(prepare_exercise(*exercise, tree, options, prebuilt));
-  run_checks(pendings, tree, options, &seen);
+  clock.lap("rules");
+  run_checks(pendings, tree, options, &seen, &report.phases);
   // Feedback names no path of the grading machine.
   const auto names = sandbox::path_names(tree);
   for (auto& p : pendings) {

@@ -138,12 +138,15 @@ json to_json(const GradeReport& report) {
   for (const auto& exercise : report.exercises) exercises.push_back(exercise_to_json(exercise));
   json notes = json::array();
   for (const auto& note : report.notes) notes.push_back(text::valid_utf8(note));
+  json phases = json::array();
+  for (const auto& [name, seconds] : report.phases) phases.push_back({{"phase", name}, {"seconds", seconds}});
   return {
       {"format", kJsonFormat},
       {"tool_version", text::valid_utf8(report.tool_version)},
       {"source", text::valid_utf8(report.source)},
       {"started_at", text::valid_utf8(report.started_at)},
       {"seconds", report.seconds},
+      {"phases", phases},
       {"seed", report.seed},
       {"device", text::valid_utf8(report.device)},
       {"gpu_problem", text::valid_utf8(report.gpu_problem)},
@@ -179,6 +182,14 @@ GradeReport from_json(const json& object) {
     for (std::size_t i = 0; i < notes.size(); ++i) {
       if (!notes[i].is_string()) fail("notes[" + std::to_string(i) + "]", "must be a string");
       report.notes.push_back(notes[i].get<std::string>());
+    }
+  }
+  if (object.contains("phases")) {  // optional: older reports have none
+    const json& phases = read_array(object, "phases", "");
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+      const std::string where = "phases[" + std::to_string(i) + "]";
+      require_object(phases[i], where);
+      report.phases.emplace_back(read_string(phases[i], "phase", where, true), read_number(phases[i], "seconds", where));
     }
   }
   const json& exercises = read_array(object, "exercises", "");

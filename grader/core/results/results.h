@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cdplab::grading {
@@ -51,6 +52,9 @@ struct GradeReport {
   std::uint64_t seed = 0;    ///< the seed the checks used
   std::string started_at;    ///< ISO 8601, UTC
   double seconds = 0;        ///< wall time of the whole run
+  /// Where that time went, phase by phase in the order they first ran ("building", "rules",
+  /// "checks beside others", "waiting for the GPU", ...), in seconds.
+  std::vector<std::pair<std::string, double>> phases;
   std::string tool_version;  ///< cdp-lab version
   std::vector<std::string> notes;  ///< remarks on the whole run (files left out of a submission)
   std::vector<ExerciseResult> exercises;
