@@ -738,8 +738,10 @@ TEST_CASE("mutants graded on the GPU") { grade_catalogues_on_gpu(); }
 // ----- every reference through compute-sanitizer -------------------------------------------
 
 // The sanitizer stage must pass every reference (the errors an exercise provokes on purpose are
-// not findings) and still find a student's real memory error: child_grids' child-bound-inclusive
-// mutant reads and writes one element past the end of the input and output arrays.
+// not findings) and still find a student's real memory error. The error here is child_grids'
+// bounds test made inclusive, with the thread one past the range writing far past the output.
+// A write just one past the end would not do: it lands in the DeviceArray's guard zone, which
+// is allocated memory to memcheck (the check's download() reports that write instead).
 TEST_CASE("references graded with --sanitize: no finding, and an out-of-bounds write is found") {
   if (!gpu_present()) {
     MESSAGE("CDPLAB_TEST_SKIPPED: no GPU (nvidia-smi lists none): compute-sanitizer needs one");
@@ -755,12 +757,13 @@ TEST_CASE("references graded with --sanitize: no finding, and an out-of-bounds w
   for (const auto& c : catalogues)
     if (c.key() == "01-fundamentals/child_grids") child_grids = &c;
   REQUIRE(child_grids != nullptr);
-  const auto oob = std::find_if(child_grids->mutants.begin(), child_grids->mutants.end(),
-                                [](const Variant& v) { return v.name == "child-bound-inclusive"; });
-  REQUIRE(oob != child_grids->mutants.end());
+  const Variant oob{"write-far-past-the-end",
+                    "the thread one past the range writes 256 MiB past the output",
+                    {{"if (j < end) out[j]", "if (j <= end) out[j + (j == end ? (1u << 26) : 0u)]"}},
+                    {}};
   const auto& exercise = exercise_of(*child_grids);
   const std::string solution = cdplab::files::read_text(child_grids->solution());
-  write_file(class_dir / "out-of-bounds" / child_grids->chapter / exercise.file, apply(solution, *oob));
+  write_file(class_dir / "out-of-bounds" / child_grids->chapter / exercise.file, apply(solution, oob));
 
   const auto ran = cdplab_cli({"grade", class_dir.string(), "--out", grades.string(), "--force", "--sanitize",
                                "--parallel", "2"},
