@@ -215,6 +215,11 @@ BaselineResult cached_baseline(const std::string& name) {
     std::fclose(in);
     if (!cached.ms.empty()) return cached;
   }
+  if (const char* only = std::getenv("CDPLAB_BASELINE_CACHE_ONLY"); only != nullptr && std::string(only) == "1") {
+    // Beside other work on the GPU nothing is timed: the grader runs this judge again alone.
+    std::fflush(nullptr);
+    std::_Exit(kBaselineNotCached);
+  }
   BaselineResult fresh = run_baseline(name);
   if (!fresh.problem.empty()) return fresh;
   const std::string temporary = file + "." + std::to_string(getpid());

@@ -35,6 +35,11 @@
 /// submission on that GPU is compared with them. The baseline then takes the GPU alone once per
 /// class instead of once per submission; the ratio compares times taken minutes apart on the same
 /// GPU, not seconds apart. One submission graded alone always times its baseline.
+///
+/// A judge that must not time anything (CDPLAB_BASELINE_CACHE_ONLY=1: the grader runs it beside
+/// other work on the GPU) reads every baseline from that folder; when one is not there yet, it
+/// ends at once with exit status kBaselineNotCached, and the grader runs it again with the GPU
+/// alone, where it times the baseline and keeps it for the class.
 #pragma once
 
 #include "cdplab/random.h"
@@ -43,6 +48,10 @@
 #include <vector>
 
 namespace cdplab::harness {
+
+/// The exit status of a judge run with CDPLAB_BASELINE_CACHE_ONLY that found a baseline missing
+/// from the class's cache (the grader's grade.cpp knows it by the same value).
+inline constexpr int kBaselineNotCached = 75;
 
 /// One timed run of a workload: input from `rng`, the exercise's device time in milliseconds.
 /// With `judge`, it checks the output and throws (std::runtime_error, say) with a message when

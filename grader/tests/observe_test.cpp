@@ -2,6 +2,7 @@
 // of the tests' own, and the judge mode of a real suite (fixtures/observe, fixtures/speed) run
 // on what a runner recorded. No GPU needed: the steps here run host code.
 #include "../harness/observe.h"
+#include "../harness/speed.h"
 
 #include "grading/grade.h"
 #include "process/process.h"
@@ -560,12 +561,28 @@ TEST_CASE("observe: a class's judges time a baseline once per GPU and compare ev
   const std::map<std::string, std::string> env = {{"CDPLAB_BASELINE_CACHE", cache.string()},
                                                   {"CDPLAB_JUDGE_GPUS", "3"},
                                                   {"SPEED_FIXTURE_EXPECT_GPUS", "3"}};
+  // A judge the grader runs beside other work on the GPU (cache only) times nothing: with the
+  // baseline not kept yet, it ends with the status that makes the grader run it again alone.
+  static_assert(cdplab::harness::kBaselineNotCached == cdplab::grading::kBaselineNotCached);
+  auto cache_only = env;
+  cache_only["CDPLAB_BASELINE_CACHE_ONLY"] = "1";
+  const SuiteRun too_early = run_suite(kSpeedFixtures / "speed_fixture_self", dir, true, "judge-too-early", cache_only);
+  INFO(too_early.result.output);
+  CHECK(too_early.result.exit_code == cdplab::grading::kBaselineNotCached);
+  CHECK(fs::is_empty(cache));
+
   const SuiteRun first = run_suite(kSpeedFixtures / "speed_fixture_self", dir, true, "judge-first", env);
   INFO(first.result.output);
   CHECK(first.last("speed of busy work")->status == "passed");
   const fs::path kept = cache / "busy_work.gpu-3.ms";
   REQUIRE(fs::exists(kept));  // the workload's name and the GPU name the file
   CHECK(fs::file_size(kept) > 0);
+  // Once it is kept, the same judge, cache only, reads it and decides.
+  const SuiteRun beside = run_suite(kSpeedFixtures / "speed_fixture_self", dir, true, "judge-beside", cache_only);
+  INFO(beside.result.output);
+  CHECK(beside.result.exit_code == 0);
+  REQUIRE(beside.last("speed of busy work") != nullptr);
+  CHECK(beside.last("speed of busy work")->status == "passed");
 
   // A later judge on that GPU reads the times instead of timing: a baseline kept as next to
   // nothing fails the same records by the ratio.

@@ -17,6 +17,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <regex>
@@ -687,7 +688,8 @@ bool times_the_gpu(const manifest::Exercise& exercise) {
 /// reference solutions, run without the GPU on what the student's processes recorded in
 /// `observations`; each writes its verdicts into a folder the student's box cannot see. A judge
 /// that times the baseline for a speed check gets the GPU back for that child alone
-/// (CDPLAB_JUDGE_GPUS) and runs with nothing else on the GPU; the others run side by side.
+/// (CDPLAB_JUDGE_GPUS) and runs with nothing else on the GPU; the others run side by side, and so
+/// does a speed check's judge that finds its baselines in the class's cache (harness/speed.h).
 void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const fs::path& observations,
                 const GradeOptions& options, PhaseClock& clock) {
   const fs::path verdicts = beside_tree(tree, "-verdicts");
@@ -703,8 +705,12 @@ void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const 
     gpus = inherited;
     gpus_named = true;
   }
-  const auto judge = [&](Pending& p) {
+  // `cache_only`: the judge runs beside other work on the GPU and reads its baselines from the
+  // class's cache; one missing makes it end with kBaselineNotCached before it times anything.
+  const auto judge = [&](Pending& p, bool cache_only) {
+    std::error_code not_there;
     p.verdicts_file = verdicts / (p.exercise->chapter + "." + p.exercise->stem + ".jsonl");
+    fs::remove(p.verdicts_file, not_there);  // a judge run again starts its verdicts afresh
     std::vector<std::string> checks;
     for (const auto& check : p.exercise->checks) checks.push_back(check.name);
     process::Options o;
@@ -716,23 +722,34 @@ void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const 
     o.env["CDPLAB_SEED"] = std::to_string(options.seed);
     o.env["CDPLAB_CHECK_SECONDS"] = std::to_string(options.check_seconds);
     if (!options.baseline_cache.empty()) o.env["CDPLAB_BASELINE_CACHE"] = options.baseline_cache;
+    if (cache_only) o.env["CDPLAB_BASELINE_CACHE_ONLY"] = "1";
     o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
     const auto ran = process::run({p.judge_executable, "--test-case=" + test_case_filter(checks)}, o);
+    if (cache_only && ran.started && !ran.timed_out && ran.exit_code == kBaselineNotCached) return false;
     if (!ran.started || ran.timed_out || ran.signal != 0)
       p.judge_output = (ran.started ? last_lines(ran.output, 15) : "") + "(" + ran.describe() + ")";
     // The records have served: a full run of the references leaves about a gigabyte of them.
-    std::error_code ignored;
-    fs::remove_all(observations / (p.exercise->chapter + "." + p.exercise->stem), ignored);
+    fs::remove_all(observations / (p.exercise->chapter + "." + p.exercise->stem), not_there);
+    return true;
   };
+  // A judge that times a baseline needs the GPU alone. In a class whose cache already holds the
+  // baselines (timed by an earlier submission on this GPU), it runs beside the others instead.
   std::vector<Pending*> alone, side_by_side;
-  for (auto* p : runs) (times_the_gpu(*p->exercise) ? alone : side_by_side).push_back(p);
+  const bool cached = !options.baseline_cache.empty();
+  for (auto* p : runs) (times_the_gpu(*p->exercise) && !cached ? alone : side_by_side).push_back(p);
+  std::mutex alone_mutex;
+  parallel_for(side_by_side.size(), options.check_jobs, [&](std::size_t i) {
+    Pending& p = *side_by_side[i];
+    if (judge(p, cached && times_the_gpu(*p.exercise))) return;
+    std::lock_guard<std::mutex> lock(alone_mutex);
+    alone.push_back(&p);
+  });
   if (!alone.empty()) {
     clock.lap("judges");
     AloneTurn turn(options.gpu_turns);
     clock.lap(kWaitingForTheGpu);
-    for (auto* p : alone) judge(*p);
+    for (auto* p : alone) judge(*p, false);
   }
-  parallel_for(side_by_side.size(), options.check_jobs, [&](std::size_t i) { judge(*side_by_side[i]); });
   clock.lap("judges");
 }
 

@@ -135,6 +135,11 @@ std::string linked_reference_problem(const std::string& nm_output);
 /// Makes compiler output readable and adds CDP2 advice for errors CDP1-era code runs into.
 std::string explain_build_failure(const std::string& output);
 
+/// The exit status of a judge told to read its baselines from the class's cache only
+/// (CDPLAB_BASELINE_CACHE_ONLY=1) that found one missing: the grader runs it again with the GPU
+/// alone. The harness ends with the same value (grader/harness/speed.h).
+inline constexpr int kBaselineNotCached = 75;
+
 /// A fresh seed for a grading run.
 std::uint64_t fresh_seed();
 
