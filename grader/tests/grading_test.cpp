@@ -3,6 +3,7 @@
 #include "grading/grade.h"
 #include "grading/shared_process.h"
 #include "rules_fixtures.h"
+#include "test_folders.h"
 
 #include <doctest/doctest.h>
 
@@ -297,4 +298,23 @@ TEST_CASE("grading refuses sources that use the grader's own code") {
   const auto linked = linked_reference_problem(
       "                 U cdplab::oracle::fundamentals::expected_expansion(std::vector<unsigned int> const&)\n");
   CHECK(linked.find("calls the grader's own code (cdplab::oracle::fundamentals::expected_expansion") != std::string::npos);
+}
+
+TEST_CASE("the rules read the PTX the exercise's compile kept, under the name nvcc gave it") {
+  namespace fs = std::filesystem;
+  const fs::path dir = cdplab::testing::empty_folder(fs::path(CDPLAB_TEST_BINARY_DIR) / "work" / "kept-ptx");
+  IndexEntry entry;
+  entry.ptx = (dir / "child_grids.ptx").string();
+  CHECK(entry.kept_ptx() == entry.ptx);  // nothing kept: the name the index gives
+  // Several architectures the build could not name in advance: one file per architecture; the
+  // first by name is read.
+  cdplab::testing::write_file(dir / "child_grids.compute_90.ptx", "// 90\n");
+  cdplab::testing::write_file(dir / "child_grids.compute_75.ptx", "// 75\n");
+  cdplab::testing::write_file(dir / "child_grids.cpp1.ii", "not PTX\n");
+  CHECK(entry.kept_ptx() == dir / "child_grids.compute_75.ptx");
+  // The file the index names wins whenever it is there.
+  cdplab::testing::write_file(dir / "child_grids.ptx", "// one architecture\n");
+  CHECK(entry.kept_ptx() == dir / "child_grids.ptx");
+  entry.ptx.clear();
+  CHECK(entry.kept_ptx().empty());
 }

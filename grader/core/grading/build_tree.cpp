@@ -6,12 +6,23 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
 namespace cdplab::grading {
 
 namespace fs = std::filesystem;
+
+fs::path IndexEntry::kept_ptx() const {
+  std::error_code ignored;
+  if (ptx.empty() || fs::is_regular_file(ptx, ignored)) return ptx;
+  std::vector<fs::path> found;
+  for (const auto& file : fs::directory_iterator(fs::path(ptx).parent_path(), ignored))
+    if (file.path().extension() == ".ptx") found.push_back(file.path());
+  std::sort(found.begin(), found.end());
+  return found.empty() ? fs::path(ptx) : found.front();
+}
 
 bool BuildTree::configured() const { return fs::exists(dir_ / "CMakeCache.txt"); }
 

@@ -35,6 +35,10 @@ struct IndexEntry {
   std::string judge_target; ///< the judge's target when this tree builds it (not the kit's); empty otherwise
   std::string library_target; ///< the target of `library`
   bool present() const { return !suite_target.empty(); }
+  /// The PTX file to read: `ptx` or, when the build compiled for architectures CMake could not
+  /// name in advance ("all-major": nvcc -keep then names one file per architecture), the first
+  /// PTX file of its folder by name. `ptx` itself when there is none.
+  std::filesystem::path kept_ptx() const;
 };
 
 /// A CTest test of a build tree, as `ctest --show-only=json-v1` describes it.

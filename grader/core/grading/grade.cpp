@@ -99,7 +99,7 @@ void take_compiled_code(const BuildTree& tree, const manifest::Exercise& exercis
   nm_options.timeout_seconds = 60;
   nm_options.output_limit = std::size_t{64} << 20;
   const auto symbols = entry.library.empty() ? process::Result{} : process::run({"nm", "-C", entry.library}, nm_options);
-  const nlohmann::json code{{"ptx", files::read_text(entry.ptx)},
+  const nlohmann::json code{{"ptx", files::read_text(entry.kept_ptx())},
                             {"symbols", symbols.ok() ? symbols.output : ""},
                             {"opened_problem", sandbox::opened_outside_problem(tree, entry)}};
   fs::create_directories(compiled_file(tree, exercise).parent_path());
