@@ -830,6 +830,11 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   }
   for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
   clock.lap("judges");
+  // The tools' runs share the GPU; a grading with none to run does not wait for a turn.
+  const bool graded_under_memcheck = std::any_of(runs.begin(), runs.end(), [](const Pending* p) {
+    return std::any_of(p->exercise->checks.begin(), p->exercise->checks.end(), [](const auto& c) { return c.memcheck; });
+  });
+  if (!graded_under_memcheck && options.sanitizer.empty()) return;
   SharedTurn turn(options.gpu_turns);
   clock.lap(kWaitingForTheGpu);
   run_memcheck_checks(runs, tree, token, options);
