@@ -1,5 +1,6 @@
 // Scoring: how the suites' logged events become graded items and points, and how build
 // failures are explained. The end-to-end runs are in cli_test.cpp.
+#include "grading/build_tree.h"
 #include "grading/grade.h"
 #include "grading/shared_process.h"
 #include "rules_fixtures.h"
@@ -7,7 +8,11 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -317,4 +322,22 @@ TEST_CASE("the rules read the PTX the exercise's compile kept, under the name nv
   CHECK(entry.kept_ptx() == dir / "child_grids.ptx");
   entry.ptx.clear();
   CHECK(entry.kept_ptx().empty());
+}
+
+TEST_CASE("a build tree's builds run at a lower priority than the grader (the checks come first)") {
+  namespace fs = std::filesystem;
+  const fs::path dir = cdplab::testing::empty_folder(fs::path(CDPLAB_TEST_BINARY_DIR) / "work" / "build-niceness");
+  // A stand-in for cmake that prints the niceness it runs at.
+  const fs::path cmake = dir / "fake-cmake";
+  cdplab::testing::write_file(cmake, "#!/bin/sh\nnice\n");
+  fs::permissions(cmake, fs::perms::owner_all);
+  Toolchain tools;
+  tools.cmake = cmake.string();
+  const BuildTree tree(dir, dir / "build", tools);
+  errno = 0;
+  const int own = getpriority(PRIO_PROCESS, 0);
+  REQUIRE(errno == 0);
+  const auto built = tree.build({"anything"}, 60);
+  CHECK(built.ok());
+  CHECK(built.output == std::to_string(std::min(19, own + kBuildNiceness)) + "\n");
 }

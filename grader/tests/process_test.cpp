@@ -3,6 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
@@ -45,6 +49,16 @@ TEST_CASE("process environment and working directory") {
   options.working_directory = "/";
   const auto result = run({"sh", "-c", "echo $CDPLAB_PROCESS_TEST; pwd"}, options);
   CHECK(result.output == "visible\n/\n");
+}
+
+TEST_CASE("process niceness: a child may run at a lower priority than the grader") {
+  errno = 0;
+  const int own = getpriority(PRIO_PROCESS, 0);
+  REQUIRE(errno == 0);
+  CHECK(run({"nice"}).output == std::to_string(own) + "\n");  // unchanged by default
+  Options options;
+  options.nice = 5;
+  CHECK(run({"nice"}, options).output == std::to_string(std::min(19, own + 5)) + "\n");
 }
 
 TEST_CASE("process that cannot be started") {

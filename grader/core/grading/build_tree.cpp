@@ -103,6 +103,9 @@ process::Result BuildTree::build(const std::vector<std::string>& targets, double
   }
   process::Options options;
   options.timeout_seconds = timeout_seconds;
+  // Builds yield the cores to the checks: in a class, other submissions' checks hold the GPU
+  // while these compile, and a check's host side starved by compilers keeps the GPU waiting.
+  options.nice = kBuildNiceness;
   return process::run(in_box(argv), options);
 }
 

@@ -24,6 +24,9 @@ struct Toolchain {
   int jobs = 0;                          ///< parallel build jobs; 0: the generator's default
 };
 
+/// How much lower than the grader's own a build's scheduling priority is (nice(2)).
+inline constexpr int kBuildNiceness = 10;
+
 /// One exercise as a build tree holds it (from <build>/cdplab-index.json).
 struct IndexEntry {
   std::string chapter, stem;

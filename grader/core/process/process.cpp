@@ -37,6 +37,10 @@ void append_capped(Result& result, const char* data, std::size_t size, std::size
 /// environment arrays are built before the fork, since the parent may have other threads).
 [[noreturn]] void exec_child(char* const* args, char* const* envp, const Options& options, int out_fd) {
   setpgid(0, 0);
+  if (options.nice != 0) {
+    const int ignored = nice(options.nice);  // lower priority is never refused; -1 may be a value
+    (void)ignored;
+  }
   dup2(out_fd, STDOUT_FILENO);  // the copies do not inherit close-on-exec
   dup2(out_fd, STDERR_FILENO);
   const int null_fd = open("/dev/null", O_RDONLY);

@@ -18,6 +18,7 @@ struct Options {
   std::map<std::string, std::string> env;     ///< variables set (added to this process's own)
   double timeout_seconds = 0;                 ///< 0: no limit
   std::size_t output_limit = 1 << 20;         ///< bytes of stdout+stderr kept
+  int nice = 0;                               ///< added to the child's niceness (nice(2)); 0: this process's
 };
 
 struct Result {
