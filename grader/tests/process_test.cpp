@@ -1,6 +1,9 @@
 // The process runner the grader uses for CMake, CTest and nvcc: exit codes, output, limits.
 #include "process/process.h"
 
+#include "files/files.h"
+#include "test_folders.h"
+
 #include <doctest/doctest.h>
 
 #include <sys/resource.h>
@@ -8,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 using cdplab::process::Options;
@@ -59,6 +63,21 @@ TEST_CASE("process niceness: a child may run at a lower priority than the grader
   Options options;
   options.nice = 5;
   CHECK(run({"nice"}, options).output == std::to_string(std::min(19, own + 5)) + "\n");
+}
+
+TEST_CASE("process log: CDPLAB_PROCESS_LOG gets a line per program, with its time and how it ended") {
+  const auto dir = cdplab::testing::empty_folder(std::filesystem::path(CDPLAB_TEST_BINARY_DIR) / "work" / "process-log");
+  const std::string log = (dir / "processes.log").string();
+  setenv("CDPLAB_PROCESS_LOG", log.c_str(), 1);
+  run({"sh", "-c", "exit 4"});
+  run({"true"});
+  unsetenv("CDPLAB_PROCESS_LOG");
+  run({"false"});  // not logged
+  const std::string text = cdplab::files::read_text(log);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+  CHECK(text.find("\texit status 4\tsh -c 'exit 4'\n") != std::string::npos);
+  CHECK(text.find("\texit status 0\ttrue\n") != std::string::npos);
+  CHECK(text.find("false") == std::string::npos);
 }
 
 TEST_CASE("process that cannot be started") {
