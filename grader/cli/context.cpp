@@ -21,6 +21,7 @@ Context make_context(int jobs) {
   ctx.toolchain.generator = build_config::kGenerator;
   ctx.toolchain.cache_args = build_config::kCacheArgs;
   ctx.toolchain.jobs = jobs;
+  ctx.toolchain.compilers_from = ctx.own_build;  // the trees grade configures use its compiler checks
   ctx.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
   try {
     ctx.book = manifest::load_workbook(ctx.root);

@@ -1,5 +1,6 @@
 // Scoring: how the suites' logged events become graded items and points, and how build
 // failures are explained. The end-to-end runs are in cli_test.cpp.
+#include "files/files.h"
 #include "grading/build_tree.h"
 #include "grading/grade.h"
 #include "grading/shared_process.h"
@@ -340,4 +341,43 @@ TEST_CASE("a build tree's builds run at a lower priority than the grader (the ch
   const auto built = tree.build({"anything"}, 60);
   CHECK(built.ok());
   CHECK(built.output == std::to_string(std::min(19, own + kBuildNiceness)) + "\n");
+}
+
+TEST_CASE("a new build tree takes the compiler checks of the grader's own tree and builds with the same commands") {
+  namespace fs = std::filesystem;
+  const fs::path dir = cdplab::testing::empty_folder(fs::path(CDPLAB_TEST_BINARY_DIR) / "work" / "seeded-configure");
+  // A project of both languages, which writes the index BuildTree::configure reads.
+  cdplab::testing::write_file(dir / "project" / "CMakeLists.txt",
+                              "cmake_minimum_required(VERSION 3.25)\nproject(seeded LANGUAGES CXX CUDA)\n"
+                              "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nadd_library(kernel STATIC kernel.cu)\n"
+                              "file(WRITE \"${CMAKE_BINARY_DIR}/cdplab-index.json\" \"{\\\"exercises\\\": []}\")\n");
+  cdplab::testing::write_file(dir / "project" / "kernel.cu", "__global__ void kernel(int* x) { *x = 1; }\n");
+  Toolchain tools;
+  tools.cmake = CDPLAB_CMAKE;
+  tools.generator = CDPLAB_GENERATOR;
+  tools.cache_args = {std::string("-DCMAKE_CXX_COMPILER=") + CDPLAB_CXX_COMPILER,
+                      std::string("-DCMAKE_CUDA_COMPILER=") + CDPLAB_CUDA_COMPILER, "-DCMAKE_CUDA_ARCHITECTURES=90"};
+  BuildTree plain(dir / "project", dir / "plain", tools);
+  const auto plain_configure = plain.configure(dir, {});
+  REQUIRE(plain_configure.ok());
+  CHECK(plain_configure.output.find("compiler identification") != std::string::npos);
+
+  tools.compilers_from = CDPLAB_BINARY_DIR;  // this build, configured with the same compilers
+  BuildTree seeded(dir / "project", dir / "seeded", tools);
+  const auto seeded_configure = seeded.configure(dir, {});
+  REQUIRE(seeded_configure.ok());
+  CHECK(seeded_configure.output.find("compiler identification") == std::string::npos);  // the checks were not run
+  // The same compile commands, but for the tree's own folder.
+  std::string plain_commands = cdplab::files::read_text(dir / "plain" / "compile_commands.json");
+  for (auto at = plain_commands.find("/plain"); at != std::string::npos; at = plain_commands.find("/plain", at))
+    plain_commands.replace(at, 6, "/seeded");
+  CHECK(plain_commands == cdplab::files::read_text(dir / "seeded" / "compile_commands.json"));
+  CHECK(plain_commands.find("nvcc") != std::string::npos);
+
+  // Another compiler than the one the grader's tree checked, or a tree configured already: no seed.
+  Toolchain other = tools;
+  other.cache_args[0] = "-DCMAKE_CXX_COMPILER=/opt/another/c++";
+  CHECK_FALSE(seed_compiler_checks(CDPLAB_BINARY_DIR, dir / "other", other));
+  CHECK_FALSE(fs::exists(dir / "other" / "CMakeCache.txt"));
+  CHECK_FALSE(seed_compiler_checks(CDPLAB_BINARY_DIR, dir / "seeded", tools));
 }

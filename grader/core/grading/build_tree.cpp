@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 namespace cdplab::grading {
@@ -33,9 +34,81 @@ std::vector<std::string> BuildTree::in_box(std::vector<std::string> argv, const 
   return sandbox::wrap(box, argv);
 }
 
+namespace {
+
+/// The entries of a CMakeCache.txt: name -> "TYPE=value".
+std::map<std::string, std::string> cache_entries(const fs::path& cache) {
+  std::map<std::string, std::string> entries;
+  std::ifstream in(cache);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#' || line[0] == '/') continue;
+    const auto colon = line.find(':');
+    const auto equals = line.find('=');
+    if (colon == std::string::npos || equals == std::string::npos || colon > equals) continue;
+    entries[line.substr(0, colon)] = line.substr(colon + 1);
+  }
+  return entries;
+}
+
+/// The value a "-DNAME=value" (or "-DNAME:TYPE=value") of `args` gives NAME; nullopt if none.
+std::optional<std::string> cache_arg(const std::vector<std::string>& args, const std::string& name) {
+  for (const auto& arg : args) {
+    if (arg.rfind("-D" + name, 0) != 0) continue;
+    const auto rest = arg.substr(2 + name.size());
+    if (!rest.empty() && (rest[0] == '=' || rest[0] == ':')) return rest.substr(rest.find('=') + 1);
+  }
+  return std::nullopt;
+}
+
+/// The cache entries that belong to one project or one tree, never copied from another tree.
+bool tree_specific(const std::string& name) {
+  for (const char* prefix : {"CMAKE_CACHEFILE_DIR", "CMAKE_HOME_DIRECTORY", "CMAKE_PROJECT_", "CMAKE_INSTALL_",
+                             "CMAKE_BUILD_TYPE", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_PREFIX_PATH"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+bool seed_compiler_checks(const fs::path& from, const fs::path& to, const Toolchain& tools) {
+  std::error_code error;
+  if (from.empty() || fs::exists(to / "CMakeCache.txt", error) || fs::equivalent(from, to, error)) return false;
+  auto entries = cache_entries(from / "CMakeCache.txt");
+  const auto value = [&](const std::string& name) {
+    const auto it = entries.find(name);
+    return it == entries.end() ? std::string() : it->second.substr(it->second.find('=') + 1);
+  };
+  // The same compilers, generator and CMake, or nothing: a wrong seed would build with them.
+  for (const char* compiler : {"CMAKE_CXX_COMPILER", "CMAKE_CUDA_COMPILER"}) {
+    const auto wanted = cache_arg(tools.cache_args, compiler);
+    if (!wanted || value(compiler) != *wanted) return false;
+  }
+  // CMake's own default architectures come from the checks skipped here: the toolchain names them.
+  if (!cache_arg(tools.cache_args, "CMAKE_CUDA_ARCHITECTURES")) return false;
+  if (value("CMAKE_GENERATOR") != tools.generator || value("CMAKE_PLATFORM_INFO_INITIALIZED") != "1") return false;
+  const std::string version = value("CMAKE_CACHE_MAJOR_VERSION") + "." + value("CMAKE_CACHE_MINOR_VERSION") + "." +
+                              value("CMAKE_CACHE_PATCH_VERSION");
+  const auto cmake_version = process::run({tools.cmake, "--version"});
+  if (!cmake_version.ok() || cmake_version.output.find("version " + version + "\n") == std::string::npos) return false;
+  const fs::path checks = fs::path("CMakeFiles") / version;
+  const std::vector<std::string> files = {"CMakeSystem.cmake", "CMakeCXXCompiler.cmake", "CMakeCUDACompiler.cmake"};
+  for (const auto& file : files)
+    if (!fs::is_regular_file(from / checks / file, error)) return false;
+  fs::create_directories(to / checks, error);
+  for (const auto& file : files)
+    if (!fs::copy_file(from / checks / file, to / checks / file, fs::copy_options::overwrite_existing, error)) return false;
+  std::ofstream cache(to / "CMakeCache.txt");
+  cache << "# The compiler checks of " << from.string() << " (the grader's own tree, same compilers)\n";
+  for (const auto& [name, typed] : entries)
+    if (name.rfind("CMAKE_", 0) == 0 && !tree_specific(name)) cache << name << ':' << typed << '\n';
+  return static_cast<bool>(cache);
+}
+
 process::Result BuildTree::configure(const fs::path& exercise_dir, const std::vector<std::string>& extra_args) {
+  const bool fresh = !configured();
+  const bool seeded = fresh && seed_compiler_checks(tools_.compilers_from, dir_, tools_);
   std::vector<std::string> argv = {tools_.cmake, "-S", root_.string(), "-B", dir_.string()};
-  if (!tools_.generator.empty() && !configured()) argv.insert(argv.end(), {"-G", tools_.generator});
+  if (!tools_.generator.empty() && fresh) argv.insert(argv.end(), {"-G", tools_.generator});
   argv.insert(argv.end(), tools_.cache_args.begin(), tools_.cache_args.end());
   argv.push_back("-DCDPLAB_EXERCISE_DIR=" + fs::absolute(exercise_dir).lexically_normal().string());
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
@@ -44,6 +117,12 @@ process::Result BuildTree::configure(const fs::path& exercise_dir, const std::ve
   // Never in the box (set_sandbox): configuring reads the project's CMake files and asks only
   // whether each exercise file exists, never what a student's file holds, and runs none of it.
   auto result = process::run(argv, options);
+  if (!result.ok() && seeded) {  // the seed did not serve: start again without it, as CMake alone would
+    std::error_code ignored;
+    fs::remove(dir_ / "CMakeCache.txt", ignored);
+    fs::remove_all(dir_ / "CMakeFiles", ignored);
+    result = process::run(argv, options);
+  }
   if (result.ok()) load_index();
   return result;
 }
@@ -92,9 +171,10 @@ std::pair<std::string, std::string> BuildTree::program(const std::string& kind, 
 }
 
 process::Result BuildTree::build(const std::vector<std::string>& targets, double timeout_seconds,
-                                 bool keep_going) const {
+                                 bool keep_going, int jobs) const {
   std::vector<std::string> argv = {tools_.cmake, "--build", dir_.string()};
-  if (tools_.jobs > 0) argv.insert(argv.end(), {"--parallel", std::to_string(tools_.jobs)});
+  if (jobs <= 0) jobs = tools_.jobs;
+  if (jobs > 0) argv.insert(argv.end(), {"--parallel", std::to_string(jobs)});
   argv.push_back("--target");
   argv.insert(argv.end(), targets.begin(), targets.end());
   if (keep_going) {  // the native tool's own flag

@@ -22,7 +22,17 @@ struct Toolchain {
   std::string generator;                 ///< empty: CMake's default
   std::vector<std::string> cache_args;   ///< "-DCMAKE_CUDA_COMPILER=...", ...
   int jobs = 0;                          ///< parallel build jobs; 0: the generator's default
+  /// A configured tree with these compilers (this cdplab's own): a new tree takes its compiler
+  /// checks instead of running them again (seed_compiler_checks); empty: CMake runs them.
+  std::filesystem::path compilers_from;
 };
+
+/// Gives the unconfigured tree `to` what CMake found out about the compilers when it configured
+/// `from` (CMakeFiles/<version>/CMake*Compiler.cmake, CMakeSystem.cmake, and the cache entries of
+/// the platform and the compilers), so that configuring `to` skips the compiler checks: about two
+/// seconds of every submission's tree, most of its configure. Only when `from` was configured by
+/// the same CMake with the compilers and the generator `tools` names; returns whether it did.
+bool seed_compiler_checks(const std::filesystem::path& from, const std::filesystem::path& to, const Toolchain& tools);
 
 /// How much lower than the grader's own a build's scheduling priority is (nice(2)).
 inline constexpr int kBuildNiceness = 10;
@@ -84,9 +94,10 @@ class BuildTree {
   /// index: its executable and target; empty when it has none.
   std::pair<std::string, std::string> program(const std::string& kind, const std::string& chapter) const;
 
-  /// Builds one or more targets; with `keep_going`, a target that fails does not stop the others.
+  /// Builds one or more targets; with `keep_going`, a target that fails does not stop the others;
+  /// `jobs` (> 0) replaces the toolchain's number of parallel jobs for this build.
   process::Result build(const std::vector<std::string>& targets, double timeout_seconds = 0,
-                        bool keep_going = false) const;
+                        bool keep_going = false, int jobs = 0) const;
   /// Builds this tree's grading kit (target cdplab_grading_kit, cmake/CdplabGradingKit.cmake)
   /// under a lock other cdplab processes share, and returns the cache argument that makes the
   /// tree of a submission link it instead of compiling the grader again. When the tree has no
