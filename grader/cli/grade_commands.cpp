@@ -69,8 +69,10 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
   grading::GradeOptions options;
   options.seed = args.seed.value_or(default_seed);
   options.check_seconds = build_config::kCheckSeconds;
-  // Checks side by side: process start-up and CUDA context creation dominate most of them.
-  options.check_jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  // Checks side by side: process start-up and CUDA context creation dominate most of them, so
+  // one suite process per core, at most 16 (a class shares the cores among its submissions and
+  // keeps GradeOptions' own number for each).
+  options.check_jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
   if (args.sanitize) options.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
   options.memcheck_program = sanitizer::find_sanitizer(build_config::kNvcc);
   options.shared_processes = !args.process_per_check;

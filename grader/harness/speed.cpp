@@ -344,4 +344,24 @@ int run_speed_workload_mode(int argc, char** argv) {
   }
 }
 
+int run_time_baselines_mode() {
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  const char* folder = std::getenv("CDPLAB_BASELINE_CACHE");
+  if (observe_mode() != ObserveMode::judge || folder == nullptr || *folder == '\0') {
+    std::printf("speed-error --time-baselines runs in a judge with a cache (CDPLAB_JUDGE_DIR, CDPLAB_BASELINE_CACHE)\n");
+    return 2;
+  }
+  int failed = 0;
+  for (const auto& entry : baselines()) {
+    const BaselineResult result = cached_baseline(entry.first);
+    if (result.problem.empty()) {
+      std::printf("baseline-ready %s\n", entry.first.c_str());
+    } else {
+      std::printf("speed-error %s: %s\n", entry.first.c_str(), result.problem.c_str());
+      ++failed;
+    }
+  }
+  return failed == 0 ? 0 : 1;
+}
+
 }  // namespace cdplab::harness

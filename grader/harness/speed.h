@@ -34,12 +34,18 @@
 /// keep its times in a folder of the grading's own (CDPLAB_BASELINE_CACHE), and every later
 /// submission on that GPU is compared with them. The baseline then takes the GPU alone once per
 /// class instead of once per submission; the ratio compares times taken minutes apart on the same
-/// GPU, not seconds apart. One submission graded alone always times its baseline.
+/// GPU, not seconds apart.
+///
+/// The grader times a GPU's baselines before it needs them, while submissions build and the GPU
+/// is idle: it runs a judge with `--time-baselines`, which times every baseline of its suite that
+/// the cache does not hold yet (run_time_baselines_mode). One submission graded alone gets a
+/// cache of its own for that.
 ///
 /// A judge that must not time anything (CDPLAB_BASELINE_CACHE_ONLY=1: the grader runs it beside
 /// other work on the GPU) reads every baseline from that folder; when one is not there yet, it
 /// ends at once with exit status kBaselineNotCached, and the grader runs it again with the GPU
-/// alone, where it times the baseline and keeps it for the class.
+/// alone, where it times the baseline and keeps it for the class (a baseline that failed to time
+/// before is timed there again, and its check says why it fails).
 #pragma once
 
 #include "cdplab/random.h"
@@ -88,6 +94,12 @@ Random speed_rng(const std::string& name);
 /// prints "speed-ms <ms>" per timed run of the workload (or of its baseline) and returns 0, or
 /// prints "speed-error <message>" and returns 1.
 int run_speed_workload_mode(int argc, char** argv);
+
+/// The `--time-baselines` mode of a judge (CDPLAB_JUDGE_DIR set) with a cache
+/// (CDPLAB_BASELINE_CACHE): times every baseline the suite registers that the cache does not hold
+/// yet and keeps its times there. Prints "baseline-ready <name>" for each, or
+/// "speed-error <name>: <why>"; returns 0 when every one is ready, 1 otherwise, 2 without a cache.
+int run_time_baselines_mode();
 
 }  // namespace cdplab::harness
 

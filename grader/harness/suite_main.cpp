@@ -1,5 +1,6 @@
 // main() of every exercise suite: GPU detection, the results log, the watchdog, and the
-// speed-workload mode a speed baseline runs in (speed.h). Compiled once, into the harness
+// speed-workload mode a speed baseline runs in, and the mode that times a judge's baselines
+// ahead (speed.h). Compiled once, into the harness
 // library; each suite brings its identity (suite_identity.h). A judge (observe.h) touches no GPU:
 // it does not look for one and runs every check selected, on what the runner recorded.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -70,6 +71,7 @@ bool selected_by_command_line(const char* name) {
 int main(int argc, char** argv) {
   using namespace cdplab::harness;
   if (argc > 1 && std::string(argv[1]) == "--speed-workload") return run_speed_workload_mode(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "--time-baselines") return run_time_baselines_mode();
   doctest::Context context;
   context.applyCommandLine(argc, argv);
 

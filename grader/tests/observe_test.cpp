@@ -600,6 +600,51 @@ TEST_CASE("observe: a class's judges time a baseline once per GPU and compare ev
   CHECK(fs::exists(cache / "busy_work.gpu-5.ms"));
 }
 
+TEST_CASE("observe: --time-baselines keeps a suite's baselines ahead, and a judge beside other work then reads them") {
+  const fs::path dir = fresh_dir("speed-ahead");
+  const fs::path suite = kSpeedFixtures / "speed_fixture_self";
+  const SuiteRun runner = run_suite(suite, dir, false, "runner");
+  INFO(runner.result.output);
+  const fs::path cache = dir / "baseline-times";
+  fs::create_directories(cache);
+  const std::map<std::string, std::string> env = {{"CDPLAB_BASELINE_CACHE", cache.string()},
+                                                  {"CDPLAB_JUDGE_GPUS", "3"},
+                                                  {"SPEED_FIXTURE_EXPECT_GPUS", "3"}};
+  auto cache_only = env;
+  cache_only["CDPLAB_BASELINE_CACHE_ONLY"] = "1";
+  // Asked first without a turn alone: nothing kept yet is the status that asks for one.
+  const SuiteRun asked = run_suite(suite, dir, true, "ahead-asked", cache_only, {"--time-baselines"});
+  CHECK(asked.result.exit_code == cdplab::grading::kBaselineNotCached);
+  CHECK(fs::is_empty(cache));
+  const SuiteRun timed = run_suite(suite, dir, true, "ahead-timed", env, {"--time-baselines"});
+  INFO(timed.result.output);
+  CHECK(timed.result.exit_code == 0);
+  CHECK(contains(timed.result.output, "baseline-ready busy work"));
+  CHECK(timed.events.empty());  // no check ran
+  REQUIRE(fs::exists(cache / "busy_work.gpu-3.ms"));
+  CHECK(run_suite(suite, dir, true, "ahead-again", cache_only, {"--time-baselines"}).result.exit_code == 0);
+  // The judge, beside other work, reads the kept times and decides.
+  const SuiteRun beside = run_suite(suite, dir, true, "judge-beside", cache_only);
+  INFO(beside.result.output);
+  CHECK(beside.result.exit_code == 0);
+  REQUIRE(beside.last("speed of busy work") != nullptr);
+  CHECK(beside.last("speed of busy work")->status == "passed");
+
+  // A baseline that cannot be timed is named, and kept nowhere: its judge times it again and says why.
+  const fs::path broken_cache = dir / "broken-times";
+  fs::create_directories(broken_cache);
+  const SuiteRun broken = run_suite(kSpeedFixtures / "speed_fixture_broken_baseline", dir, true, "ahead-broken",
+                                    {{"CDPLAB_BASELINE_CACHE", broken_cache.string()}}, {"--time-baselines"});
+  CHECK(broken.result.exit_code == 1);
+  CHECK(contains(broken.result.output, "speed-error "));
+  CHECK(fs::is_empty(broken_cache));
+  // Outside a judge, or without a cache, there is nothing to keep the times in.
+  const SuiteRun no_cache = run_suite(suite, dir, true, "ahead-no-cache", {}, {"--time-baselines"});
+  CHECK(no_cache.result.exit_code == 2);
+  const SuiteRun not_judge = run_suite(suite, dir, false, "ahead-runner", env, {"--time-baselines"});
+  CHECK(not_judge.result.exit_code == 2);
+}
+
 TEST_CASE("observe: the judge of a slow exercise's times fails it by the ratio") {
   const fs::path dir = fresh_dir("speed-slow");
   const SuiteRun runner = run_suite(kSpeedFixtures / "speed_fixture_slow", dir, false, "runner");

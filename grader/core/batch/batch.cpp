@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -232,6 +233,19 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
                                                ? options.devices
                                                : gpu_devices(options.gpus, nullptr);
   std::atomic<std::size_t> next{0};
+  // The GPUs whose baselines a building submission times (the first to build on each): the GPU is
+  // idle then. Only where submissions take turns at a GPU, which keeps those timings alone.
+  std::vector<bool> baselines_claimed(static_cast<std::size_t>(gpu_count), false);
+  const auto claim_baselines = [&]() -> int {
+    std::lock_guard<std::mutex> lock(out_mutex);
+    if (!cache_made || options.share_gpu < 2 || !options.grade.judge_outside) return -1;
+    for (std::size_t gpu = 0; gpu < baselines_claimed.size(); ++gpu) {
+      if (baselines_claimed[gpu]) continue;
+      baselines_claimed[gpu] = true;
+      return static_cast<int>(gpu);
+    }
+    return -1;
+  };
 
   const auto grade_one = [&](const Submission& submission, StudentResult& result) {
     result.name = submission.name;
@@ -278,8 +292,19 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
           tree.set_sandbox(sandbox::submission_box(*options.sandbox, toolchain, copy.dir, work / "build"));
         say(submission.name + ": building");
         start = Clock::now();
+        std::future<int> baselines;  // its destructor waits, whatever happens to the build
+        if (const int gpu = claim_baselines(); gpu >= 0) {
+          grading::GradeOptions timing = options.grade;
+          timing.baseline_cache = baseline_cache.string();
+          timing.gpu_turns = &turns[static_cast<std::size_t>(gpu)];
+          if (!devices.empty()) timing.env["CUDA_VISIBLE_DEVICES"] = devices[static_cast<std::size_t>(gpu)];
+          baselines = std::async(std::launch::async, [&exercises, &tree, timing] {
+            return grading::time_baselines(exercises, tree, timing);
+          });
+        }
         // Before a GPU is taken; grade_all takes its outcome and builds nothing again.
         const bool built = grading::build_all(exercises, tree, options.grade);
+        if (baselines.valid()) baselines.wait();
         result.build_seconds = since(start);
 
         const int slot = gpus.acquire();

@@ -17,11 +17,13 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 namespace cdplab::grading {
 namespace {
@@ -622,13 +624,26 @@ void run_memcheck_checks(const std::vector<Pending*>& runs, const BuildTree& tre
   for (std::size_t i = 0; i < jobs.size(); ++i) sanitizer::require_clean(*jobs[i].item, found[i]);
 }
 
+/// What a round of shared processes left: the CTest tests still to run, and how many processes it
+/// started.
+struct SharedRound {
+  std::vector<std::string> left;
+  std::size_t processes = 0;
+};
+
+/// How many checks of each suite had started after the last round of unstarted checks.
+using StartedCounts = std::map<const Pending*, std::size_t>;
+
 /// Runs the checks of each suite that `grouped` picks in one process per suite (shared_process.h),
-/// `jobs` suites at a time. Returns the names of the CTest tests still to run: every test of these
-/// suites whose check did not pass or skip in a shared process (this call's or an earlier one's).
-std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
-                                              const std::map<std::string, std::string>& env,
-                                              const GradeOptions& options, const BuildTree& tree,
-                                              const std::function<bool(const TestInfo&)>& grouped, int jobs) {
+/// `jobs` suites at a time: two checks or more. With `unstarted`, the checks that no process of
+/// this grading started yet instead, however few, of the suites whose processes started more
+/// checks since the last such round (a process that dies before its first check gets no other).
+/// Returns the names of the CTest tests still to run: every test of these suites whose check did
+/// not pass or skip in a shared process (this call's or an earlier one's).
+SharedRound run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
+                                 const std::map<std::string, std::string>& env, const GradeOptions& options,
+                                 const BuildTree& tree, const std::function<bool(const TestInfo&)>& grouped, int jobs,
+                                 StartedCounts* unstarted = nullptr) {
   struct SharedRun {
     const Pending* pending;
     std::vector<std::string> checks;
@@ -638,16 +653,24 @@ std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs,
   const std::string token = env.at("CDPLAB_RESULTS_TOKEN");
   for (const auto* p : runs) {
     const std::string prefix = suite_label(*p->exercise) + "/";
-    const auto settled = settled_checks(*p->exercise, token_events(*p, token));
+    const auto events = token_events(*p, token);
+    const auto settled = settled_checks(*p->exercise, events);
+    const auto started = unstarted != nullptr ? started_checks(events) : std::set<std::string>{};
+    if (unstarted != nullptr) {
+      const auto before = unstarted->find(p);
+      const bool progressed = started.size() > (before == unstarted->end() ? 0 : before->second);
+      (*unstarted)[p] = started.size();
+      if (!progressed) continue;
+    }
     SharedRun run{p, {}, ""};
     for (const auto& test : tests) {
       if (test.name.rfind(prefix, 0) != 0 || !grouped(test)) continue;
       const std::string check = test.name.substr(prefix.size());
-      if (settled.count(check)) continue;
+      if (settled.count(check) || started.count(check)) continue;
       run.checks.push_back(check);
       run.working_directory = test.working_directory;
     }
-    if (run.checks.size() > 1) shared.push_back(run);
+    if (run.checks.size() > (unstarted != nullptr ? 0u : 1u)) shared.push_back(run);
   }
   parallel_for(shared.size(), jobs, [&](std::size_t i) {
     process::Options o;
@@ -659,15 +682,16 @@ std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs,
     process::run(tree.in_box({shared[i].pending->suite_executable, "--test-case=" + test_case_filter(shared[i].checks)}), o);
   });
 
-  std::vector<std::string> left;
+  SharedRound round;
+  round.processes = shared.size();
   for (const auto* p : runs) {
     const std::string prefix = suite_label(*p->exercise) + "/";
     const auto settled = settled_checks(*p->exercise, token_events(*p, token));
     for (const auto& test : tests)
       if (test.name.rfind(prefix, 0) == 0 && settled.count(test.name.substr(prefix.size())) == 0)
-        left.push_back(test.name);
+        round.left.push_back(test.name);
   }
-  return left;
+  return round;
 }
 
 /// The check a CTest test runs: "<chapter>/<stem>/<check>" -> "<check>".
@@ -690,21 +714,28 @@ bool times_the_gpu(const manifest::Exercise& exercise) {
 /// that times the baseline for a speed check gets the GPU back for that child alone
 /// (CDPLAB_JUDGE_GPUS) and runs with nothing else on the GPU; the others run side by side, and so
 /// does a speed check's judge that finds its baselines in the class's cache (harness/speed.h).
+/// The environment of a judge: no GPU for itself, the grading's GPU for the baselines it times,
+/// the records in `observations`, the grading's seed, time limit and baseline cache.
+std::map<std::string, std::string> judge_environment(const GradeOptions& options, const fs::path& observations) {
+  std::map<std::string, std::string> env = options.env;
+  const char* inherited = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (const auto it = options.env.find("CUDA_VISIBLE_DEVICES"); it != options.env.end()) env["CDPLAB_JUDGE_GPUS"] = it->second;
+  else if (inherited != nullptr) env["CDPLAB_JUDGE_GPUS"] = inherited;
+  env["CUDA_VISIBLE_DEVICES"] = "";  // the judge runs no kernel: a stray CUDA call fails, never passes
+  env["CDPLAB_JUDGE_DIR"] = observations.string();
+  env["CDPLAB_SEED"] = std::to_string(options.seed);
+  env["CDPLAB_CHECK_SECONDS"] = std::to_string(options.check_seconds);
+  if (!options.baseline_cache.empty()) env["CDPLAB_BASELINE_CACHE"] = options.baseline_cache;
+  return env;
+}
+
 void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const fs::path& observations,
                 const GradeOptions& options, PhaseClock& clock) {
   const fs::path verdicts = beside_tree(tree, "-verdicts");
   std::error_code ignored;
   fs::remove_all(verdicts, ignored);
   fs::create_directories(verdicts);
-  std::string gpus;
-  bool gpus_named = false;
-  if (const auto it = options.env.find("CUDA_VISIBLE_DEVICES"); it != options.env.end()) {
-    gpus = it->second;
-    gpus_named = true;
-  } else if (const char* inherited = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    gpus = inherited;
-    gpus_named = true;
-  }
+  const auto env = judge_environment(options, observations);
   // `cache_only`: the judge runs beside other work on the GPU and reads its baselines from the
   // class's cache; one missing makes it end with kBaselineNotCached before it times anything.
   const auto judge = [&](Pending& p, bool cache_only) {
@@ -714,14 +745,8 @@ void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const 
     std::vector<std::string> checks;
     for (const auto& check : p.exercise->checks) checks.push_back(check.name);
     process::Options o;
-    o.env = options.env;
-    o.env["CUDA_VISIBLE_DEVICES"] = "";  // the judge runs no kernel: a stray CUDA call fails, never passes
-    if (gpus_named) o.env["CDPLAB_JUDGE_GPUS"] = gpus;
-    o.env["CDPLAB_JUDGE_DIR"] = observations.string();
+    o.env = env;
     o.env["CDPLAB_RESULTS_FILE"] = p.verdicts_file.string();
-    o.env["CDPLAB_SEED"] = std::to_string(options.seed);
-    o.env["CDPLAB_CHECK_SECONDS"] = std::to_string(options.check_seconds);
-    if (!options.baseline_cache.empty()) o.env["CDPLAB_BASELINE_CACHE"] = options.baseline_cache;
     if (cache_only) o.env["CDPLAB_BASELINE_CACHE_ONLY"] = "1";
     o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
     const auto ran = process::run({p.judge_executable, "--test-case=" + test_case_filter(checks)}, o);
@@ -786,8 +811,15 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   if (!tests.empty()) {  // checks that may run beside others: a process per suite, several at a time
     SharedTurn turn(options.gpu_turns);
     clock.lap(kWaitingForTheGpu);
-    left = run_shared_processes(runs, tests, env, options, tree,
-                                [](const TestInfo& test) { return !test.run_serial; }, options.check_jobs);
+    const auto beside_others = [](const TestInfo& test) { return !test.run_serial; };
+    left = run_shared_processes(runs, tests, env, options, tree, beside_others, options.check_jobs).left;
+    // A shared process ends after a check that fails or changes the device's limits: the checks
+    // it never started get new processes here, beside others, and not in a turn alone. A suite
+    // gets another round only while its processes start checks, so the rounds end.
+    StartedCounts started;
+    for (SharedRound more; (more = run_shared_processes(runs, tests, env, options, tree, beside_others,
+                                                        options.check_jobs, &started)).processes > 0;)
+      left = more.left;
     clock.lap("checks beside others");
   }
   std::string run_output = "every check of the suite ran in a shared process, and CTest has no other test of it";
@@ -799,8 +831,9 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     // would change its timings.
     if (!tests.empty())
       left = run_shared_processes(
-          runs, tests, env, options, tree,
-          [](const TestInfo& test) { return test.run_serial && !is_speed_check(check_of(test)); }, 1);
+                 runs, tests, env, options, tree,
+                 [](const TestInfo& test) { return test.run_serial && !is_speed_check(check_of(test)); }, 1)
+                 .left;
     if (tests.empty() || !left.empty()) {  // speed checks, and what the shared processes did not settle
       const auto ran = tree.test(labels, env, checks_limit(runs, options), options.check_jobs, left);
       run_output = ran.output;
@@ -847,6 +880,32 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
 
 }  // namespace
 
+int time_baselines(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
+                   const GradeOptions& options) {
+  if (options.baseline_cache.empty()) return 0;
+  std::vector<std::string> judges;
+  for (const auto* exercise : exercises) {
+    if (exercise->is_quiz() || !times_the_gpu(*exercise)) continue;
+    const auto entry = tree.find(exercise->chapter, exercise->stem);
+    std::error_code error;
+    // The kit's judge, built before any submission; one this tree builds is not there yet.
+    if (entry && entry->judge_target.empty() && fs::is_regular_file(entry->judge, error)) judges.push_back(entry->judge);
+  }
+  process::Options o;
+  o.env = judge_environment(options, tree.dir() / "cdplab-observations");  // judge mode; no record is read
+  o.timeout_seconds = 120;
+  o.env["CDPLAB_BASELINE_CACHE_ONLY"] = "1";
+  for (const auto& judge : judges) {
+    // First without a turn: a cache that holds every baseline already answers at once.
+    if (process::run({judge, "--time-baselines"}, o).exit_code != kBaselineNotCached) continue;
+    AloneTurn turn(options.gpu_turns);
+    process::Options timing = o;
+    timing.env.erase("CDPLAB_BASELINE_CACHE_ONLY");
+    process::run({judge, "--time-baselines"}, timing);
+  }
+  return static_cast<int>(judges.size());
+}
+
 ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
                               DeviceSeen* seen, bool prebuilt) {
   std::vector<Pending> pending{prepare_exercise(exercise, tree, options, prebuilt)};
@@ -886,7 +945,17 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
   if (compiled.empty()) return true;
   const double seconds = options.build_seconds * static_cast<double>(exercises.size());
   // First the exercises' own code, which runs nothing: what the grader reads of it is taken now.
-  const bool code_built = tree.build(code_targets, seconds, /*keep_going=*/true).ok();
+  // Each exercise is one nvcc run, and the build tool starts them in the order the build file
+  // lists them, chapter by chapter: with as many jobs as cores, the last few (in the workbook, the
+  // fast quicksort, whose CUB headers make it take three to four times longer than most) start
+  // only when the first end: on an H100 machine's 16 cores it started 1.9 s after the others and
+  // ended the build. A few jobs more than cores start every one at once.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int code_jobs = tree.toolchain().jobs <= 0
+                            ? 0
+                            : std::max(tree.toolchain().jobs,
+                                       std::min(static_cast<int>(code_targets.size()), cores + cores / 4));
+  const bool code_built = tree.build(code_targets, seconds, /*keep_going=*/true, code_jobs).ok();
   std::vector<std::string> suite_targets;
   for (const auto& c : compiled) {
     if (!code_built && !tree.build({c.entry.library_target}, options.build_seconds).ok()) continue;
@@ -914,12 +983,32 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   const auto start = std::chrono::steady_clock::now();
   DeviceSeen seen;
   PhaseClock clock(&report.phases);
-  const bool prebuilt = options.built ? *options.built : build_all(exercises, tree, options);
+  // Building here, the GPU is idle: the speed checks' baselines are timed meanwhile, into the
+  // class's cache or, for one submission alone, a cache of this grading's own.
+  GradeOptions graded = options;
+  const bool own_cache = !options.built && options.judge_outside && options.baseline_cache.empty() &&
+                         std::any_of(exercises.begin(), exercises.end(), [](const auto* e) { return times_the_gpu(*e); });
+  if (own_cache) {
+    graded.baseline_cache = beside_tree(tree, "-baselines").string();
+    fresh_directory(graded.baseline_cache);
+  }
+  std::future<int> baselines;  // its destructor waits, whatever happens to the build
+  if (!options.built && options.judge_outside)
+    baselines = std::async(std::launch::async, [&] { return time_baselines(exercises, tree, graded); });
+  const bool prebuilt = options.built ? *options.built : build_all(exercises, tree, graded);
   if (!options.built) clock.lap("building");
+  if (baselines.valid()) {
+    baselines.wait();  // a baseline that failed to time is timed again by its judge
+    clock.lap("timing baselines after the build");
+  }
   std::vector<Pending> pendings;
-  for (const auto* exercise : exercises) pendings.push_back(prepare_exercise(*exercise, tree, options, prebuilt));
+  for (const auto* exercise : exercises) pendings.push_back(prepare_exercise(*exercise, tree, graded, prebuilt));
   clock.lap("rules");
-  run_checks(pendings, tree, options, &seen, &report.phases);
+  run_checks(pendings, tree, graded, &seen, &report.phases);
+  if (own_cache) {
+    std::error_code ignored;
+    fs::remove_all(graded.baseline_cache, ignored);
+  }
   // Feedback names no path of the grading machine.
   const auto names = sandbox::path_names(tree);
   for (auto& p : pendings) {

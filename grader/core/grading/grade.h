@@ -77,6 +77,15 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
 /// launch graph a report draws); empty when it did not compile there.
 std::string compiled_ptx(const BuildTree& tree, const manifest::Exercise& exercise);
 
+/// Times the baselines of the speed checks of `exercises` into `options.baseline_cache`, on the
+/// GPU that `options.env` names, with the GPU alone (`options.gpu_turns`) where the cache lacks
+/// one: the grading kit's judges in their `--time-baselines` mode (harness/speed.h). The baselines
+/// do not depend on any submission, so this runs while submissions build and the GPU is idle.
+/// Judges the kit does not hold (a tree that builds its own) are left out; a baseline that fails
+/// here is timed again by its judge, whose check says why. Returns the baselines' judges it ran.
+int time_baselines(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
+                   const GradeOptions& options);
+
 /// A folder beside the build tree, outside the submission's box (which shows the tree alone):
 /// where the grader keeps what it must not read back from the tree ("-compiled", "-verdicts").
 std::filesystem::path beside_tree(const BuildTree& tree, const std::string& suffix);

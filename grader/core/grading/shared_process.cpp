@@ -25,6 +25,13 @@ std::set<std::string> settled_checks(const manifest::Exercise& exercise, const s
   return settled;
 }
 
+std::set<std::string> started_checks(const std::vector<CheckEvent>& events) {
+  std::set<std::string> started;
+  for (const auto& e : events)
+    if (e.event == "start") started.insert(e.check);
+  return started;
+}
+
 void parallel_for(std::size_t count, int jobs, const std::function<void(std::size_t)>& work) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {

@@ -7,7 +7,8 @@
 /// (CDPLAB_SHARED_PROCESS=1). The harness ends such a process after the first check that does
 /// not pass, or that leaves device limits it cannot put back (harness/device_limits.h). Every
 /// check that did not pass there then runs again alone, one process per check, and that run
-/// decides its outcome. A check that passes in a shared process started with the device limits it
+/// decides its outcome; the checks such a process never started get new shared processes first,
+/// beside other work, as the first one would have run them. A check that passes in a shared process started with the device limits it
 /// would have had alone; what the code under test keeps in the process itself (static variables,
 /// kernel attributes) does carry over, as in any program that calls it twice. The suites that
 /// need the GPU to themselves (CDPLAB_SUITE_RUNS_ALONE) share a process the same way, one suite
@@ -31,6 +32,10 @@ std::string test_case_filter(const std::vector<std::string>& checks);
 /// The checks of `exercise` that `events` show passed or skipped, as check_items reads them (the
 /// last run of a check decides): nothing is left to run for them.
 std::set<std::string> settled_checks(const manifest::Exercise& exercise, const std::vector<CheckEvent>& events);
+
+/// The checks that `events` show started in some process: a shared process that ended early (after
+/// a check that failed or changed the device's limits) left the others unstarted.
+std::set<std::string> started_checks(const std::vector<CheckEvent>& events);
 
 /// Calls `work(i)` for every i below `count`, on up to `jobs` threads.
 void parallel_for(std::size_t count, int jobs, const std::function<void(std::size_t)>& work);
