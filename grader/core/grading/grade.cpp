@@ -631,19 +631,16 @@ struct SharedRound {
   std::size_t processes = 0;
 };
 
-/// How many checks of each suite had started after the last round of unstarted checks.
-using StartedCounts = std::map<const Pending*, std::size_t>;
-
 /// Runs the checks of each suite that `grouped` picks in one process per suite (shared_process.h),
-/// `jobs` suites at a time: two checks or more. With `unstarted`, the checks that no process of
-/// this grading started yet instead, however few, of the suites whose processes started more
-/// checks since the last such round (a process that dies before its first check gets no other).
+/// `jobs` processes at a time: two checks or more. With `unstarted_only`, the checks that no
+/// process of this grading started yet instead, each in a process of its own: a shared process
+/// ended early left them, and most suites that end one early change device limits in most checks.
 /// Returns the names of the CTest tests still to run: every test of these suites whose check did
 /// not pass or skip in a shared process (this call's or an earlier one's).
 SharedRound run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
                                  const std::map<std::string, std::string>& env, const GradeOptions& options,
                                  const BuildTree& tree, const std::function<bool(const TestInfo&)>& grouped, int jobs,
-                                 StartedCounts* unstarted = nullptr) {
+                                 bool unstarted_only = false) {
   struct SharedRun {
     const Pending* pending;
     std::vector<std::string> checks;
@@ -655,22 +652,19 @@ SharedRound run_shared_processes(const std::vector<Pending*>& runs, const std::v
     const std::string prefix = suite_label(*p->exercise) + "/";
     const auto events = token_events(*p, token);
     const auto settled = settled_checks(*p->exercise, events);
-    const auto started = unstarted != nullptr ? started_checks(events) : std::set<std::string>{};
-    if (unstarted != nullptr) {
-      const auto before = unstarted->find(p);
-      const bool progressed = started.size() > (before == unstarted->end() ? 0 : before->second);
-      (*unstarted)[p] = started.size();
-      if (!progressed) continue;
-    }
+    const auto started = unstarted_only ? started_checks(events) : std::set<std::string>{};
+    // A suite none of whose checks started had its chance: its process cannot start one.
+    if (unstarted_only && started.empty()) continue;
     SharedRun run{p, {}, ""};
     for (const auto& test : tests) {
       if (test.name.rfind(prefix, 0) != 0 || !grouped(test)) continue;
       const std::string check = test.name.substr(prefix.size());
       if (settled.count(check) || started.count(check)) continue;
-      run.checks.push_back(check);
+      if (unstarted_only) shared.push_back({p, {check}, test.working_directory});
+      else run.checks.push_back(check);
       run.working_directory = test.working_directory;
     }
-    if (run.checks.size() > (unstarted != nullptr ? 0u : 1u)) shared.push_back(run);
+    if (run.checks.size() > 1) shared.push_back(run);
   }
   parallel_for(shared.size(), jobs, [&](std::size_t i) {
     process::Options o;
@@ -814,12 +808,10 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     const auto beside_others = [](const TestInfo& test) { return !test.run_serial; };
     left = run_shared_processes(runs, tests, env, options, tree, beside_others, options.check_jobs).left;
     // A shared process ends after a check that fails or changes the device's limits: the checks
-    // it never started get new processes here, beside others, and not in a turn alone. A suite
-    // gets another round only while its processes start checks, so the rounds end.
-    StartedCounts started;
-    for (SharedRound more; (more = run_shared_processes(runs, tests, env, options, tree, beside_others,
-                                                        options.check_jobs, &started)).processes > 0;)
-      left = more.left;
+    // it never started run here, beside others, a process each, and not in a turn alone.
+    const auto unstarted = run_shared_processes(runs, tests, env, options, tree, beside_others, options.check_jobs,
+                                                /*unstarted_only=*/true);
+    if (unstarted.processes > 0) left = unstarted.left;
     clock.lap("checks beside others");
   }
   std::string run_output = "every check of the suite ran in a shared process, and CTest has no other test of it";

@@ -7,8 +7,8 @@
 /// (CDPLAB_SHARED_PROCESS=1). The harness ends such a process after the first check that does
 /// not pass, or that leaves device limits it cannot put back (harness/device_limits.h). Every
 /// check that did not pass there then runs again alone, one process per check, and that run
-/// decides its outcome; the checks such a process never started get new shared processes first,
-/// beside other work, as the first one would have run them. A check that passes in a shared process started with the device limits it
+/// decides its outcome; the checks such a process never started run first, beside other work, a
+/// process each (most suites that end one early change device limits in most of their checks). A check that passes in a shared process started with the device limits it
 /// would have had alone; what the code under test keeps in the process itself (static variables,
 /// kernel attributes) does carry over, as in any program that calls it twice. The suites that
 /// need the GPU to themselves (CDPLAB_SUITE_RUNS_ALONE) share a process the same way, one suite
