@@ -11,8 +11,9 @@
 ///   {"event":"skipped","suite":S,"check":C,"reason":R}
 ///   {"event":"stopped","suite":S,"check":C,"reason":R}   (time limit or crash)
 ///   {"event":"unobserved","suite":S,"check":C,"reason":R}   (judge mode only, instead of "end")
-/// Every record also carries {"pid": the process}, and with CDPLAB_RESULTS_TOKEN set, {"token":
-/// that value}.
+/// Every record also carries {"pid": the process's id, "process": a number the process drew once}
+/// (in the grader's box each process has a PID namespace of its own, so only "process" tells two
+/// processes apart), and with CDPLAB_RESULTS_TOKEN set, {"token": that value}.
 ///
 /// Who writes it depends on the process's mode (observe.h). Direct (`cdplab check`): the suite's
 /// process judges its own checks and its log is the verdict. Record (CDPLAB_OBSERVATIONS_DIR, the

@@ -114,9 +114,9 @@ TEST_CASE("grade the solutions") {
   // The processes that wrote child-grids' records: its five checks pass (or are skipped, without
   // a GPU) in one shared process; with --process-per-check each has its own.
   const auto processes = [] {
-    std::set<long> pids;
+    std::set<std::string> pids;
     std::ifstream log(kWork / "build-solutions" / "cdplab-results" / "01-fundamentals.child_grids.jsonl");
-    for (std::string line; std::getline(log, line);) pids.insert(nlohmann::json::parse(line).value("pid", 0L));
+    for (std::string line; std::getline(log, line);) pids.insert(nlohmann::json::parse(line).value("process", ""));
     return pids.size();
   };
   CHECK(processes() == 1);

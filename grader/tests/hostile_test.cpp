@@ -416,15 +416,16 @@ TEST_CASE("checks share a suite process, and one that fails there is decided alo
     const auto report = student_report(out_dir, student);
     CHECK(report.points() == report.max_points());
     // The processes each check started in, in the order of the log; the first is the shared one.
-    std::map<std::string, std::vector<long>> pids;
-    long shared = 0;
+    std::map<std::string, std::vector<std::string>> pids;
+    std::string shared;
     std::ifstream log(out_dir / "work" / student / "build" / "cdplab-results" / "01-fundamentals.child_grids.jsonl");
     REQUIRE(log);
     for (std::string line; std::getline(log, line);) {
       const auto record = nlohmann::json::parse(line);
       if (record.value("event", "") != "start") continue;
-      const long pid = record.value("pid", 0L);
-      if (shared == 0) shared = pid;
+      const std::string pid = record.value("process", "");  // PIDs repeat: each process has a namespace
+      REQUIRE_FALSE(pid.empty());
+      if (shared.empty()) shared = pid;
       pids[record.value("check", "")].push_back(pid);
     }
     const std::size_t checks = 5;  // child-grids' checks (chapters/01-fundamentals/chapter.toml)
