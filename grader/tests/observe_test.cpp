@@ -552,15 +552,21 @@ TEST_CASE("observe: a speed check records the student's times and the judge time
   CHECK(all_gpus.last("speed of busy work")->status == "passed");
 }
 
-TEST_CASE("observe: a class's judges time a baseline once per GPU and compare every later submission with it") {
-  const fs::path dir = fresh_dir("speed-cached");
-  const SuiteRun runner = run_suite(kSpeedFixtures / "speed_fixture_self", dir, false, "runner");
-  INFO(runner.result.output);
+namespace {
+/// The speed fixture's records of a runner in `dir`, and a judge's environment for them with an
+/// empty baseline cache in `dir` and GPU 3 (which the fixture's baseline checks it was given).
+std::map<std::string, std::string> records_and_cache(const fs::path& dir) {
+  run_suite(kSpeedFixtures / "speed_fixture_self", dir, false, "runner");
   const fs::path cache = dir / "baseline-times";
   fs::create_directories(cache);
-  const std::map<std::string, std::string> env = {{"CDPLAB_BASELINE_CACHE", cache.string()},
-                                                  {"CDPLAB_JUDGE_GPUS", "3"},
-                                                  {"SPEED_FIXTURE_EXPECT_GPUS", "3"}};
+  return {{"CDPLAB_BASELINE_CACHE", cache.string()}, {"CDPLAB_JUDGE_GPUS", "3"}, {"SPEED_FIXTURE_EXPECT_GPUS", "3"}};
+}
+}  // namespace
+
+TEST_CASE("observe: a class's judges time a baseline once per GPU and compare every later submission with it") {
+  const fs::path dir = fresh_dir("speed-cached");
+  const auto env = records_and_cache(dir);
+  const fs::path cache = env.at("CDPLAB_BASELINE_CACHE");
   // A judge the grader runs beside other work on the GPU (cache only) times nothing: with the
   // baseline not kept yet, it ends with the status that makes the grader run it again alone.
   static_assert(cdplab::harness::kBaselineNotCached == cdplab::grading::kBaselineNotCached);
@@ -603,13 +609,8 @@ TEST_CASE("observe: a class's judges time a baseline once per GPU and compare ev
 TEST_CASE("observe: --time-baselines keeps a suite's baselines ahead, and a judge beside other work then reads them") {
   const fs::path dir = fresh_dir("speed-ahead");
   const fs::path suite = kSpeedFixtures / "speed_fixture_self";
-  const SuiteRun runner = run_suite(suite, dir, false, "runner");
-  INFO(runner.result.output);
-  const fs::path cache = dir / "baseline-times";
-  fs::create_directories(cache);
-  const std::map<std::string, std::string> env = {{"CDPLAB_BASELINE_CACHE", cache.string()},
-                                                  {"CDPLAB_JUDGE_GPUS", "3"},
-                                                  {"SPEED_FIXTURE_EXPECT_GPUS", "3"}};
+  const auto env = records_and_cache(dir);
+  const fs::path cache = env.at("CDPLAB_BASELINE_CACHE");
   auto cache_only = env;
   cache_only["CDPLAB_BASELINE_CACHE_ONLY"] = "1";
   // Asked first without a turn alone: nothing kept yet is the status that asks for one.
