@@ -702,12 +702,6 @@ bool times_the_gpu(const manifest::Exercise& exercise) {
   return false;
 }
 
-/// The judges (GradeOptions::judge_outside): for each suite, its checks linked against the
-/// reference solutions, run without the GPU on what the student's processes recorded in
-/// `observations`; each writes its verdicts into a folder the student's box cannot see. A judge
-/// that times the baseline for a speed check gets the GPU back for that child alone
-/// (CDPLAB_JUDGE_GPUS) and runs with nothing else on the GPU; the others run side by side, and so
-/// does a speed check's judge that finds its baselines in the class's cache (harness/speed.h).
 /// The environment of a judge: no GPU for itself, the grading's GPU for the baselines it times,
 /// the records in `observations`, the grading's seed, time limit and baseline cache.
 std::map<std::string, std::string> judge_environment(const GradeOptions& options, const fs::path& observations) {
@@ -723,6 +717,12 @@ std::map<std::string, std::string> judge_environment(const GradeOptions& options
   return env;
 }
 
+/// The judges (GradeOptions::judge_outside): for each suite, its checks linked against the
+/// reference solutions, run without the GPU on what the student's processes recorded in
+/// `observations`; each writes its verdicts into a folder the student's box cannot see. A judge
+/// that times the baseline for a speed check gets the GPU back for that child alone
+/// (CDPLAB_JUDGE_GPUS) and runs with nothing else on the GPU; the others run side by side, and so
+/// does a speed check's judge that finds its baselines in the class's cache (harness/speed.h).
 void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const fs::path& observations,
                 const GradeOptions& options, PhaseClock& clock) {
   const fs::path verdicts = beside_tree(tree, "-verdicts");
