@@ -91,17 +91,10 @@ start=$(date +%s.%N)
   --share-gpu "$share" "${only_args[@]}" "${checks[@]}" 2> "$work/class.log" > /dev/null || true
 end=$(date +%s.%N)
 
-# The class with one submission per GPU at a time, for comparison, and whether the verdicts match:
-# each item's outcome and points, student by student (the seeds differ, the verdicts must not).
-unshared=""
-same_verdicts=""
-if [ "$compare" = 1 ]; then
-  unshared_start=$(date +%s.%N)
-  "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades-unshared" --parallel "$parallel" --gpus "$gpus" \
-    --share-gpu 1 "${only_args[@]}" "${checks[@]}" 2> "$work/class-unshared.log" > /dev/null || true
-  unshared_end=$(date +%s.%N)
-  unshared=$(awk -v s="$unshared_start" -v e="$unshared_end" 'BEGIN { printf "%.1f", e - s }')
-  same_verdicts=$(python3 - "$work/grades" "$work/grades-unshared" <<'PY'
+# Whether two gradings of the class gave the same verdicts: each item's outcome and points,
+# student by student (the seeds differ, the verdicts must not).
+compare_verdicts() {
+  python3 - "$1" "$2" <<'PY'
 import json, pathlib, sys
 def verdicts(root):
     out = {}
@@ -113,17 +106,31 @@ a, b = verdicts(sys.argv[1]), verdicts(sys.argv[2])
 differ = [n for n in sorted(set(a) | set(b)) if a.get(n) != b.get(n)]
 print("every verdict the same (%d students)" % len(a) if a and not differ else "verdicts differ for: " + ", ".join(differ or ["(no student graded)"]))
 PY
-)
+}
+
+# The class with one submission per GPU at a time, for comparison, and whether the verdicts match.
+unshared=""
+same_verdicts=""
+if [ "$compare" = 1 ]; then
+  unshared_start=$(date +%s.%N)
+  "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades-unshared" --parallel "$parallel" --gpus "$gpus" \
+    --share-gpu 1 "${only_args[@]}" "${checks[@]}" 2> "$work/class-unshared.log" > /dev/null || true
+  unshared_end=$(date +%s.%N)
+  unshared=$(awk -v s="$unshared_start" -v e="$unshared_end" 'BEGIN { printf "%.1f", e - s }')
+  same_verdicts=$(compare_verdicts "$work/grades" "$work/grades-unshared")
 fi
 
-# The class with one GPU, for comparison, when the run above used several.
+# The class with one GPU, for comparison, when the run above used several, and whether the
+# verdicts match.
 one_gpu=""
+one_gpu_verdicts=""
 if [ "$gpus" -gt 1 ]; then
   one_start=$(date +%s.%N)
-  "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades-1-gpu" --parallel "$parallel" "${only_args[@]}" "${checks[@]}" \
-    2> "$work/class-1-gpu.log" > /dev/null || true
+  "$cli" -j "$(nproc)" grade "$work/class" --out "$work/grades-1-gpu" --parallel "$parallel" --share-gpu "$share" \
+    "${only_args[@]}" "${checks[@]}" 2> "$work/class-1-gpu.log" > /dev/null || true
   one_end=$(date +%s.%N)
   one_gpu=$(awk -v s="$one_start" -v e="$one_end" 'BEGIN { printf "%.1f", e - s }')
+  one_gpu_verdicts=$(compare_verdicts "$work/grades" "$work/grades-1-gpu")
 fi
 
 # What a graded class keeps on disk per student: work/ (the copy of each submission; the build
@@ -180,6 +187,7 @@ awk -v start="$start" -v end="$end" -v recheck_start="$recheck_start" -v recheck
     }
     printf "| whole class (%d submissions, %d GPU%s, %d sharing a GPU, wall time) | %.1f |\n", n, gpus, (gpus > 1 ? "s" : ""), share, total
     printf "| per submission, %d GPU%s, %d sharing a GPU: wall time of the class / N | %.1f |\n", gpus, (gpus > 1 ? "s" : ""), share, total / n
+    if (one_gpu != "" && total > 0) printf "| %d GPUs against 1: class wall time with 1 / with %d (speed-up) | %.2fx |\n", gpus, gpus, one_gpu / total
     printf "| per submission: preparing (copy, configure) | %.1f |\n", prepare / graded
     printf "| per submission: building | %.1f |\n", build / graded
     printf "| per submission: grading (rules, checks, quizzes) | %.1f |\n", grade / graded
@@ -192,6 +200,7 @@ awk -v work_kb="${work_kb:-0}" -v students_kb="${students_kb:-0}" -v n="$count" 
   printf "Kept on disk per student after grading: work/ %.2f MB, students/ %.2f MB (du).\n", work_kb / 1024 / n,
          students_kb / 1024 / n }'
 if [ -n "$same_verdicts" ]; then echo "Shared against one submission per GPU at a time: $same_verdicts."; fi
+if [ -n "$one_gpu_verdicts" ]; then echo "$gpus GPUs against 1: $one_gpu_verdicts."; fi
 
 # Where a grading's time goes, phase by phase (each report's "phases"): one submission alone, and
 # the mean over the class. In a class the phases of several gradings overlap, and "waiting for

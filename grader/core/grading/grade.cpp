@@ -978,14 +978,16 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   // Building here, the GPU is idle: the speed checks' baselines are timed meanwhile, into the
   // class's cache or, for one submission alone, a cache of this grading's own.
   GradeOptions graded = options;
-  const bool own_cache = !options.built && options.judge_outside && options.baseline_cache.empty() &&
-                         std::any_of(exercises.begin(), exercises.end(), [](const auto* e) { return times_the_gpu(*e); });
+  const bool times_baselines =
+      !options.built && options.judge_outside &&
+      std::any_of(exercises.begin(), exercises.end(), [](const auto* e) { return times_the_gpu(*e); });
+  const bool own_cache = times_baselines && options.baseline_cache.empty();
   if (own_cache) {
     graded.baseline_cache = beside_tree(tree, "-baselines").string();
     fresh_directory(graded.baseline_cache);
   }
   std::future<int> baselines;  // its destructor waits, whatever happens to the build
-  if (!options.built && options.judge_outside)
+  if (times_baselines)
     baselines = std::async(std::launch::async, [&] { return time_baselines(exercises, tree, graded); });
   const bool prebuilt = options.built ? *options.built : build_all(exercises, tree, graded);
   if (!options.built) clock.lap("building");
