@@ -380,4 +380,23 @@ TEST_CASE("a new build tree takes the compiler checks of the grader's own tree a
   CHECK_FALSE(seed_compiler_checks(CDPLAB_BINARY_DIR, dir / "other", other));
   CHECK_FALSE(fs::exists(dir / "other" / "CMakeCache.txt"));
   CHECK_FALSE(seed_compiler_checks(CDPLAB_BINARY_DIR, dir / "seeded", tools));
+
+  // A setting of the grader's tree (device debug code, say) is not a compiler check: not copied.
+  const fs::path own = dir / "own-with-flags";
+  for (const auto& entry : fs::directory_iterator(fs::path(CDPLAB_BINARY_DIR) / "CMakeFiles"))
+    if (fs::exists(entry.path() / "CMakeCUDACompiler.cmake"))
+      for (const char* file : {"CMakeSystem.cmake", "CMakeCXXCompiler.cmake", "CMakeCUDACompiler.cmake"}) {
+        fs::create_directories(own / "CMakeFiles" / entry.path().filename());
+        fs::copy_file(entry.path() / file, own / "CMakeFiles" / entry.path().filename() / file);
+      }
+  const std::string own_cache = cdplab::files::read_text(fs::path(CDPLAB_BINARY_DIR) / "CMakeCache.txt");
+  cdplab::testing::write_file(own / "CMakeCache.txt", own_cache + "CMAKE_CUDA_FLAGS:STRING=-G\n");
+  tools.compilers_from = own;
+  BuildTree flagged(dir / "project", dir / "flagged", tools);
+  REQUIRE(flagged.configure(dir, {}).ok());
+  CHECK(cdplab::files::read_text(dir / "flagged" / "CMakeCache.txt").find("-G\n") == std::string::npos);
+  CHECK(cdplab::files::read_text(dir / "flagged" / "compile_commands.json").find(" -G ") == std::string::npos);
+  // A toolchain file shapes the checks themselves: no seed.
+  cdplab::testing::write_file(own / "CMakeCache.txt", own_cache + "CMAKE_TOOLCHAIN_FILE:FILEPATH=/opt/cross.cmake\n");
+  CHECK_FALSE(seed_compiler_checks(own, dir / "cross", tools));
 }

@@ -233,8 +233,10 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
                                                ? options.devices
                                                : gpu_devices(options.gpus, nullptr);
   std::atomic<std::size_t> next{0};
-  // The GPUs whose baselines a building submission times (the first to build on each): the GPU is
-  // idle then. Only where submissions take turns at a GPU, which keeps those timings alone.
+  // The GPUs whose baselines a submission times while it builds: the first submissions to build
+  // claim one GPU each (not the one they are graded on later), and time its baselines with that
+  // GPU alone, through its turns; so only where submissions take turns (--share-gpu 2 or more).
+  // The first builds come before any check, so the GPUs are mostly idle then.
   std::vector<bool> baselines_claimed(static_cast<std::size_t>(gpu_count), false);
   const auto claim_baselines = [&]() -> int {
     std::lock_guard<std::mutex> lock(out_mutex);

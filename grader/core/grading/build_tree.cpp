@@ -60,13 +60,10 @@ std::optional<std::string> cache_arg(const std::vector<std::string>& args, const
   return std::nullopt;
 }
 
-/// The cache entries that belong to one project or one tree, never copied from another tree.
-bool tree_specific(const std::string& name) {
-  for (const char* prefix : {"CMAKE_CACHEFILE_DIR", "CMAKE_HOME_DIRECTORY", "CMAKE_PROJECT_", "CMAKE_INSTALL_",
-                             "CMAKE_BUILD_TYPE", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_PREFIX_PATH"})
-    if (name.rfind(prefix, 0) == 0) return true;
-  return false;
-}
+/// The cache entries a seed copies: what the compiler checks found, never a setting (flags, a
+/// toolchain file, a launcher), which the new tree gets from the toolchain's arguments alone.
+constexpr const char* kSeededEntries[] = {"CMAKE_PLATFORM_INFO_INITIALIZED", "CMAKE_GENERATOR", "CMAKE_MAKE_PROGRAM",
+                                          "CMAKE_CXX_COMPILER", "CMAKE_CUDA_COMPILER", "CMAKE_HAVE_LIBC_PTHREAD"};
 
 }  // namespace
 
@@ -86,6 +83,8 @@ bool seed_compiler_checks(const fs::path& from, const fs::path& to, const Toolch
   // CMake's own default architectures come from the checks skipped here: the toolchain names them.
   if (!cache_arg(tools.cache_args, "CMAKE_CUDA_ARCHITECTURES")) return false;
   if (value("CMAKE_GENERATOR") != tools.generator || value("CMAKE_PLATFORM_INFO_INITIALIZED") != "1") return false;
+  // A toolchain file shapes the checks themselves (a sysroot, other search paths).
+  if (!value("CMAKE_TOOLCHAIN_FILE").empty()) return false;
   const std::string version = value("CMAKE_CACHE_MAJOR_VERSION") + "." + value("CMAKE_CACHE_MINOR_VERSION") + "." +
                               value("CMAKE_CACHE_PATCH_VERSION");
   const auto cmake_version = process::run({tools.cmake, "--version"});
@@ -99,8 +98,8 @@ bool seed_compiler_checks(const fs::path& from, const fs::path& to, const Toolch
     if (!fs::copy_file(from / checks / file, to / checks / file, fs::copy_options::overwrite_existing, error)) return false;
   std::ofstream cache(to / "CMakeCache.txt");
   cache << "# The compiler checks of " << from.string() << " (the grader's own tree, same compilers)\n";
-  for (const auto& [name, typed] : entries)
-    if (name.rfind("CMAKE_", 0) == 0 && !tree_specific(name)) cache << name << ':' << typed << '\n';
+  for (const char* name : kSeededEntries)
+    if (const auto it = entries.find(name); it != entries.end()) cache << name << ':' << it->second << '\n';
   return static_cast<bool>(cache);
 }
 

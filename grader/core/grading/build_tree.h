@@ -28,10 +28,13 @@ struct Toolchain {
 };
 
 /// Gives the unconfigured tree `to` what CMake found out about the compilers when it configured
-/// `from` (CMakeFiles/<version>/CMake*Compiler.cmake, CMakeSystem.cmake, and the cache entries of
-/// the platform and the compilers), so that configuring `to` skips the compiler checks: about two
-/// seconds of every submission's tree, most of its configure. Only when `from` was configured by
-/// the same CMake with the compilers and the generator `tools` names; returns whether it did.
+/// `from` (CMakeFiles/<version>/CMake*Compiler.cmake, CMakeSystem.cmake, and the cache entries
+/// that say the platform was checked, which compilers, generator and build tool, and the threads
+/// check), so that configuring `to` skips the compiler checks: about two seconds of every
+/// submission's tree, most of its configure. No setting of `from` (flags, launchers) is copied.
+/// Only when `from` was configured by the same CMake with the compilers, the generator and the
+/// CUDA architectures `tools` names, and without a toolchain file; returns whether it did. A
+/// compiler replaced in place since `from` was configured goes unnoticed, as in `from` itself.
 bool seed_compiler_checks(const std::filesystem::path& from, const std::filesystem::path& to, const Toolchain& tools);
 
 /// How much lower than the grader's own a build's scheduling priority is (nice(2)).

@@ -633,8 +633,9 @@ struct SharedRound {
 
 /// Runs the checks of each suite that `grouped` picks in one process per suite (shared_process.h),
 /// `jobs` processes at a time: two checks or more. With `unstarted_only`, the checks that no
-/// process of this grading started yet instead, each in a process of its own: a shared process
-/// ended early left them, and most suites that end one early change device limits in most checks.
+/// process of this grading started yet instead, each in a process of its own, of the suites whose
+/// shared process ended after checks that all passed (one changed the device's limits: most
+/// suites that end one so change them in most checks).
 /// Returns the names of the CTest tests still to run: every test of these suites whose check did
 /// not pass or skip in a shared process (this call's or an earlier one's).
 SharedRound run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
@@ -653,8 +654,13 @@ SharedRound run_shared_processes(const std::vector<Pending*>& runs, const std::v
     const auto events = token_events(*p, token);
     const auto settled = settled_checks(*p->exercise, events);
     const auto started = unstarted_only ? started_checks(events) : std::set<std::string>{};
-    // A suite none of whose checks started had its chance: its process cannot start one.
-    if (unstarted_only && started.empty()) continue;
+    if (unstarted_only) {
+      // Only a process that ended after checks that all passed (one changed the device's limits)
+      // leaves its other checks to this round. One that failed, hung or crashed, or never started
+      // a check, leaves them to the run alone, as before: a broken suite is not run twice.
+      const bool all_passed = std::all_of(started.begin(), started.end(), [&](const auto& c) { return settled.count(c) > 0; });
+      if (started.empty() || !all_passed) continue;
+    }
     SharedRun run{p, {}, ""};
     for (const auto& test : tests) {
       if (test.name.rfind(prefix, 0) != 0 || !grouped(test)) continue;
@@ -807,8 +813,9 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     clock.lap(kWaitingForTheGpu);
     const auto beside_others = [](const TestInfo& test) { return !test.run_serial; };
     left = run_shared_processes(runs, tests, env, options, tree, beside_others, options.check_jobs).left;
-    // A shared process ends after a check that fails or changes the device's limits: the checks
-    // it never started run here, beside others, a process each, and not in a turn alone.
+    // A shared process ends after a check that fails or changes the device's limits: after the
+    // latter, the checks it never started run here, beside others, a process each, and not in a
+    // turn alone.
     const auto unstarted = run_shared_processes(runs, tests, env, options, tree, beside_others, options.check_jobs,
                                                 /*unstarted_only=*/true);
     if (unstarted.processes > 0) left = unstarted.left;
@@ -941,12 +948,11 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
   // lists them, chapter by chapter: with as many jobs as cores, the last few (in the workbook, the
   // fast quicksort, whose CUB headers make it take three to four times longer than most) start
   // only when the first end: on an H100 machine's 16 cores it started 1.9 s after the others and
-  // ended the build. A few jobs more than cores start every one at once.
+  // ended the build. Given every core (-j), a few jobs more start every one at once; a smaller -j
+  // (a Slurm task's CPUs) is kept as it is.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int code_jobs = tree.toolchain().jobs <= 0
-                            ? 0
-                            : std::max(tree.toolchain().jobs,
-                                       std::min(static_cast<int>(code_targets.size()), cores + cores / 4));
+  const int jobs = tree.toolchain().jobs;
+  const int code_jobs = jobs < cores ? jobs : std::max(jobs, std::min(static_cast<int>(code_targets.size()), cores + cores / 4));
   const bool code_built = tree.build(code_targets, seconds, /*keep_going=*/true, code_jobs).ok();
   std::vector<std::string> suite_targets;
   for (const auto& c : compiled) {
@@ -981,10 +987,17 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   const bool times_baselines =
       !options.built && options.judge_outside &&
       std::any_of(exercises.begin(), exercises.end(), [](const auto* e) { return times_the_gpu(*e); });
-  const bool own_cache = times_baselines && options.baseline_cache.empty();
-  if (own_cache) {
-    graded.baseline_cache = beside_tree(tree, "-baselines").string();
-    fresh_directory(graded.baseline_cache);
+  struct RemovedAtEnd {  // the grading's own cache goes with it, whatever ends the grading
+    fs::path dir;
+    ~RemovedAtEnd() {
+      std::error_code ignored;
+      if (!dir.empty()) fs::remove_all(dir, ignored);
+    }
+  } own_cache;
+  if (times_baselines && options.baseline_cache.empty()) {
+    own_cache.dir = beside_tree(tree, "-baselines");
+    graded.baseline_cache = own_cache.dir.string();
+    fresh_directory(own_cache.dir);
   }
   std::future<int> baselines;  // its destructor waits, whatever happens to the build
   if (times_baselines)
@@ -999,10 +1012,7 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   for (const auto* exercise : exercises) pendings.push_back(prepare_exercise(*exercise, tree, graded, prebuilt));
   clock.lap("rules");
   run_checks(pendings, tree, graded, &seen, &report.phases);
-  if (own_cache) {
-    std::error_code ignored;
-    fs::remove_all(graded.baseline_cache, ignored);
-  }
+
   // Feedback names no path of the grading machine.
   const auto names = sandbox::path_names(tree);
   for (auto& p : pendings) {

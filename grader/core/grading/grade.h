@@ -82,7 +82,8 @@ std::string compiled_ptx(const BuildTree& tree, const manifest::Exercise& exerci
 /// one: the grading kit's judges in their `--time-baselines` mode (harness/speed.h). The baselines
 /// do not depend on any submission, so this runs while submissions build and the GPU is idle.
 /// Judges the kit does not hold (a tree that builds its own) are left out; a baseline that fails
-/// here is timed again by its judge, whose check says why. Returns the baselines' judges it ran.
+/// here is timed again by its judge, whose check says why. Returns how many of the kit's judges
+/// it asked (those whose baselines were all kept already answer at once).
 int time_baselines(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
                    const GradeOptions& options);
 

@@ -4,8 +4,9 @@
 /// The grader drives CMake, CTest and nvcc through this one function. The child runs in its own
 /// process group, so a time limit ends the program and everything it started (a hanging check,
 /// a compiler that spawned helpers); its output is kept up to a limit and the rest is counted.
-/// With the environment variable CDPLAB_PROCESS_LOG naming a file, each run appends one line to
-/// it: start (seconds since the epoch), seconds, how it ended, the end of the command line.
+/// With the environment variable CDPLAB_PROCESS_LOG naming a file, each run that starts a program
+/// appends one line to it: start (seconds since the epoch), seconds, how it ended, the end of the
+/// command line.
 #pragma once
 
 #include <cstddef>
