@@ -14,8 +14,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
 
 using namespace cdplab::grading;
 
@@ -212,6 +218,65 @@ TEST_CASE("parallel_for calls the work once for every index, on as many threads 
     for (const auto& c : calls) CHECK(c == 1);
   }
   parallel_for(0, 4, [](std::size_t) { FAIL("no work to do"); });
+}
+
+TEST_CASE("run_work_list runs every job and every follow-up once, a follow-up before later first jobs end") {
+  for (const int jobs : {1, 2, 4}) {
+    INFO("threads: ", jobs);
+    std::mutex mutex;
+    std::vector<std::string> order;
+    const auto note = [&](const std::string& what) {
+      std::lock_guard<std::mutex> lock(mutex);
+      order.push_back(what);
+    };
+    std::atomic<int> at_once{0}, most_at_once{0};
+    const auto busy = [&](int milliseconds) {
+      const int now = ++at_once;
+      for (int seen = most_at_once; now > seen && !most_at_once.compare_exchange_weak(seen, now);) {}
+      std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
+      --at_once;
+    };
+    std::vector<Job> first;
+    // "short" ends first and adds two follow-ups, one of which adds another: each runs once.
+    first.push_back({[&] {
+      busy(5);
+      note("short");
+      return std::vector<Job>{{[&] {
+                                note("follow-up 1");
+                                return std::vector<Job>{{[&] {
+                                  note("follow-up 2");
+                                  return std::vector<Job>{};
+                                }}};
+                              }},
+                              {[&] {
+                                note("follow-up 3");
+                                return std::vector<Job>{};
+                              }}};
+    }});
+    first.push_back({[&] {
+      busy(300);
+      note("long");
+      return std::vector<Job>{};
+    }});
+    run_work_list(std::move(first), jobs);
+    REQUIRE(order.size() == 5);
+    for (const char* job : {"short", "long", "follow-up 1", "follow-up 2", "follow-up 3"})
+      CHECK(std::count(order.begin(), order.end(), job) == 1);
+    CHECK(most_at_once <= jobs);
+    // With a thread free beside the long job, the follow-ups do not wait for it.
+    if (jobs > 1) CHECK(order.back() == "long");
+  }
+  run_work_list({}, 4);
+  // A job that throws: the others still run, and the caller gets the exception.
+  std::atomic<int> ran{0};
+  std::vector<Job> throwing;
+  throwing.push_back({[]() -> std::vector<Job> { throw std::runtime_error("job failed"); }});
+  throwing.push_back({[&] {
+    ++ran;
+    return std::vector<Job>{};
+  }});
+  CHECK_THROWS_AS(run_work_list(std::move(throwing), 2), std::runtime_error);
+  CHECK(ran == 1);
 }
 
 TEST_CASE("grading reads the results log and skips broken lines") {

@@ -624,74 +624,83 @@ void run_memcheck_checks(const std::vector<Pending*>& runs, const BuildTree& tre
   for (std::size_t i = 0; i < jobs.size(); ++i) sanitizer::require_clean(*jobs[i].item, found[i]);
 }
 
-/// What a round of shared processes left: the CTest tests still to run, and how many processes it
-/// started.
-struct SharedRound {
-  std::vector<std::string> left;
-  std::size_t processes = 0;
-};
-
 /// Runs the checks of each suite that `grouped` picks in one process per suite (shared_process.h),
-/// `jobs` processes at a time: two checks or more. With `unstarted_only`, the checks that no
-/// process of this grading started yet instead, each in a process of its own, of the suites whose
-/// shared process ended after checks that all passed (one changed the device's limits: most
-/// suites that end one so change them in most checks).
+/// `jobs` processes at a time: two checks or more. With `leftovers_beside`, a shared process that
+/// ended after checks that all passed (the last one changed the device's limits: most suites that
+/// end one so change them in most checks) leaves the checks it never started to a process each,
+/// queued as soon as it ends, beside the other suites' processes still running.
 /// Returns the names of the CTest tests still to run: every test of these suites whose check did
 /// not pass or skip in a shared process (this call's or an earlier one's).
-SharedRound run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
-                                 const std::map<std::string, std::string>& env, const GradeOptions& options,
-                                 const BuildTree& tree, const std::function<bool(const TestInfo&)>& grouped, int jobs,
-                                 bool unstarted_only = false) {
-  struct SharedRun {
-    const Pending* pending;
-    std::vector<std::string> checks;
+std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
+                                              const std::map<std::string, std::string>& env,
+                                              const GradeOptions& options, const BuildTree& tree,
+                                              const std::function<bool(const TestInfo&)>& grouped, int jobs,
+                                              bool leftovers_beside) {
+  const std::string token = env.at("CDPLAB_RESULTS_TOKEN");
+  struct Check {
+    std::string name;
     std::string working_directory;
   };
-  std::vector<SharedRun> shared;
-  const std::string token = env.at("CDPLAB_RESULTS_TOKEN");
-  for (const auto* p : runs) {
-    const std::string prefix = suite_label(*p->exercise) + "/";
-    const auto events = token_events(*p, token);
-    const auto settled = settled_checks(*p->exercise, events);
-    const auto started = unstarted_only ? started_checks(events) : std::set<std::string>{};
-    if (unstarted_only) {
-      // Only a process that ended after checks that all passed (one changed the device's limits)
-      // leaves its other checks to this round. One that failed, hung or crashed, or never started
-      // a check, leaves them to the run alone, as before: a broken suite is not run twice.
-      const bool all_passed = std::all_of(started.begin(), started.end(), [&](const auto& c) { return settled.count(c) > 0; });
-      if (started.empty() || !all_passed) continue;
-    }
-    SharedRun run{p, {}, ""};
+  // The checks of `p` that `grouped` picks, but for those named in `done`.
+  const auto checks_of = [&](const Pending& p, const std::set<std::string>& done) {
+    const std::string prefix = suite_label(*p.exercise) + "/";
+    std::vector<Check> checks;
     for (const auto& test : tests) {
       if (test.name.rfind(prefix, 0) != 0 || !grouped(test)) continue;
       const std::string check = test.name.substr(prefix.size());
-      if (settled.count(check) || started.count(check)) continue;
-      if (unstarted_only) shared.push_back({p, {check}, test.working_directory});
-      else run.checks.push_back(check);
-      run.working_directory = test.working_directory;
+      if (done.count(check) == 0) checks.push_back({check, test.working_directory});
     }
-    if (run.checks.size() > 1) shared.push_back(run);
-  }
-  parallel_for(shared.size(), jobs, [&](std::size_t i) {
+    return checks;
+  };
+  const auto run_process = [&](const Pending& p, const std::vector<Check>& checks) {
+    std::vector<std::string> names;
+    for (const auto& c : checks) names.push_back(c.name);
     process::Options o;
     o.env = env;
     o.env["CDPLAB_SHARED_PROCESS"] = "1";
-    o.working_directory = shared[i].working_directory;
+    o.working_directory = checks.back().working_directory;
     // The suite's watchdog ends a check at its limit; this one backs it up.
-    o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(shared[i].checks.size()) + 30;
-    process::run(tree.in_box({shared[i].pending->suite_executable, "--test-case=" + test_case_filter(shared[i].checks)}), o);
-  });
+    o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
+    process::run(tree.in_box({p.suite_executable, "--test-case=" + test_case_filter(names)}), o);
+  };
+  // After a suite's shared process: its unstarted checks, a process each, when it ended after
+  // checks that all passed. One that failed, hung or crashed, or never started a check, leaves
+  // them to the run alone: a broken suite is not run twice.
+  const auto leftovers = [&](const Pending& p) {
+    std::vector<Job> singles;
+    const auto events = token_events(p, token);
+    const auto settled = settled_checks(*p.exercise, events);
+    auto started = started_checks(events);
+    const bool all_passed = std::all_of(started.begin(), started.end(), [&](const auto& c) { return settled.count(c) > 0; });
+    if (started.empty() || !all_passed) return singles;
+    started.insert(settled.begin(), settled.end());
+    for (const auto& check : checks_of(p, started))
+      singles.push_back({[&run_process, &p, check] {
+        run_process(p, {check});
+        return std::vector<Job>{};
+      }});
+    return singles;
+  };
+  std::vector<Job> shared;
+  for (const auto* p : runs) {
+    const auto checks = checks_of(*p, settled_checks(*p->exercise, token_events(*p, token)));
+    if (checks.size() < 2) continue;
+    shared.push_back({[&, p, checks] {
+      run_process(*p, checks);
+      return leftovers_beside ? leftovers(*p) : std::vector<Job>{};
+    }});
+  }
+  run_work_list(std::move(shared), jobs);
 
-  SharedRound round;
-  round.processes = shared.size();
+  std::vector<std::string> left;
   for (const auto* p : runs) {
     const std::string prefix = suite_label(*p->exercise) + "/";
     const auto settled = settled_checks(*p->exercise, token_events(*p, token));
     for (const auto& test : tests)
       if (test.name.rfind(prefix, 0) == 0 && settled.count(test.name.substr(prefix.size())) == 0)
-        round.left.push_back(test.name);
+        left.push_back(test.name);
   }
-  return round;
+  return left;
 }
 
 /// The check a CTest test runs: "<chapter>/<stem>/<check>" -> "<check>".
@@ -812,13 +821,11 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     SharedTurn turn(options.gpu_turns);
     clock.lap(kWaitingForTheGpu);
     const auto beside_others = [](const TestInfo& test) { return !test.run_serial; };
-    left = run_shared_processes(runs, tests, env, options, tree, beside_others, options.check_jobs).left;
     // A shared process ends after a check that fails or changes the device's limits: after the
-    // latter, the checks it never started run here, beside others, a process each, and not in a
-    // turn alone.
-    const auto unstarted = run_shared_processes(runs, tests, env, options, tree, beside_others, options.check_jobs,
-                                                /*unstarted_only=*/true);
-    if (unstarted.processes > 0) left = unstarted.left;
+    // latter, the checks it never started run here too, beside others, a process each, and not
+    // in a turn alone.
+    left = run_shared_processes(runs, tests, env, options, tree, beside_others, options.check_jobs,
+                                /*leftovers_beside=*/true);
     clock.lap("checks beside others");
   }
   std::string run_output = "every check of the suite ran in a shared process, and CTest has no other test of it";
@@ -830,9 +837,9 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     // would change its timings.
     if (!tests.empty())
       left = run_shared_processes(
-                 runs, tests, env, options, tree,
-                 [](const TestInfo& test) { return test.run_serial && !is_speed_check(check_of(test)); }, 1)
-                 .left;
+          runs, tests, env, options, tree,
+          [](const TestInfo& test) { return test.run_serial && !is_speed_check(check_of(test)); }, 1,
+          /*leftovers_beside=*/false);
     if (tests.empty() || !left.empty()) {  // speed checks, and what the shared processes did not settle
       const auto ran = tree.test(labels, env, checks_limit(runs, options), options.check_jobs, left);
       run_output = ran.output;

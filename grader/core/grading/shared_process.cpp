@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
 #include <thread>
 
 namespace cdplab::grading {
@@ -42,6 +46,43 @@ void parallel_for(std::size_t count, int jobs, const std::function<void(std::siz
   for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(worker);
   worker();
   for (auto& w : workers) w.join();
+}
+
+void run_work_list(std::vector<Job> first, int jobs) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Job> waiting(std::make_move_iterator(first.begin()), std::make_move_iterator(first.end()));
+  std::size_t running = 0;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
+      // Nothing waiting and nothing running: no job can add one any more.
+      changed.wait(lock, [&] { return !waiting.empty() || running == 0; });
+      if (waiting.empty()) return;
+      Job job = std::move(waiting.front());
+      waiting.pop_front();
+      ++running;
+      lock.unlock();
+      std::vector<Job> more;
+      try {
+        more = job.run();
+      } catch (...) {  // kept for the caller; the other jobs still run, and the threads end
+        lock.lock();
+        if (!failure) failure = std::current_exception();
+        lock.unlock();
+      }
+      lock.lock();
+      for (auto& next : more) waiting.push_back(std::move(next));
+      --running;
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int t = 1; t < std::max(1, jobs); ++t) workers.emplace_back(worker);
+  worker();
+  for (auto& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace cdplab::grading

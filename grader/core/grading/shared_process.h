@@ -7,9 +7,10 @@
 /// (CDPLAB_SHARED_PROCESS=1). The harness ends such a process after the first check that does
 /// not pass, or that leaves device limits it cannot put back (harness/device_limits.h). Every
 /// check that did not pass there then runs again alone, one process per check, and that run
-/// decides its outcome; the checks such a process never started run first, beside other work, a
-/// process each (most suites that end one early change device limits in most of their checks). A check that passes in a shared process started with the device limits it
-/// would have had alone; what the code under test keeps in the process itself (static variables,
+/// decides its outcome. When every check such a process started passed (it ended on a change of
+/// limits), the checks it never started run first, beside other work, a process each, queued as
+/// soon as it ends (most suites that end one early change device limits in most of their checks).
+/// A check that passes in a shared process started with the device limits it would have had alone; what the code under test keeps in the process itself (static variables,
 /// kernel attributes) does carry over, as in any program that calls it twice. The suites that
 /// need the GPU to themselves (CDPLAB_SUITE_RUNS_ALONE) share a process the same way, one suite
 /// at a time; only a speed check always has a process of its own (a warm one times differently).
@@ -39,5 +40,15 @@ std::set<std::string> started_checks(const std::vector<CheckEvent>& events);
 
 /// Calls `work(i)` for every i below `count`, on up to `jobs` threads.
 void parallel_for(std::size_t count, int jobs, const std::function<void(std::size_t)>& work);
+
+/// A job of run_work_list: it does its work and returns the jobs that follow from it.
+struct Job {
+  std::function<std::vector<Job>()> run;
+};
+
+/// Runs every job of `first` on up to `jobs` threads, and every job one of them returns, queued
+/// behind those still waiting: a follow-up starts as soon as a thread is free, not after the last
+/// of `first` ends (a suite's leftover checks start while other suites' processes still run).
+void run_work_list(std::vector<Job> first, int jobs);
 
 }  // namespace cdplab::grading
