@@ -146,6 +146,28 @@ TEST_CASE("oracle streams rejects values that are not the input's") {
                  {"returned 19999 values for an input of 20000"});
 }
 
+// The judge sorts long inputs its own way (a radix sort from 65536 values): the extremes of int,
+// negatives and duplicates, on both sides of that size, as std::sort orders them.
+TEST_CASE("oracle streams judges long inputs with every int value as std::sort orders them") {
+  for (const std::size_t n : {std::size_t{65535}, std::size_t{65536}, std::size_t{300000}}) {
+    INFO(n << " values");
+    std::vector<int> input = sample_input(n);
+    for (std::size_t i = 0; i < n; i += 97) input[i] = INT_MIN + static_cast<int>(i % 3);
+    for (std::size_t i = 50; i < n; i += 89) input[i] = INT_MAX - static_cast<int>(i % 2);
+    for (std::size_t i = 20; i < n; i += 53) input[i] = static_cast<int>(i % 5) - 2;  // -2..2
+    const SortRun run = good_run(input);
+    expect_pass(oracle::judge_sorted(input, run.sorted));
+    // Each wrong answer is told apart as before: a value lost, two swapped.
+    std::vector<int> lost = run.sorted;
+    lost[n / 2] = lost[n / 2 - 1];
+    if (lost != run.sorted) expect_failure(oracle::judge_sorted(input, lost), {"not the input's"});
+    std::vector<int> swapped = run.sorted;
+    std::swap(swapped.front(), swapped.back());  // INT_MIN and INT_MAX
+    expect_failure(oracle::judge_sorted(input, swapped),
+                   {"sorted[0]: expected " + std::to_string(INT_MIN), "The values are the input's, but out of order"});
+  }
+}
+
 TEST_CASE("oracle streams rejects depths and grid counts no correct sort records") {
   const auto input = sample_input();
   SortRun deep = good_run(input);

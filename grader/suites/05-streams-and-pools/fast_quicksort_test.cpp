@@ -219,7 +219,7 @@ GPU_CHECK("10M random") {
   // to hold the launches of this input.
   cdplab::harness::shrink_pending_launch_pool();
   cdplab::harness::advise_on_hang(
-      "a sort of 10 million values, which takes some milliseconds on the GPU and about a second to check on the "
+      "a sort of 10 million values, which takes some milliseconds on the GPU and under a second to check on the "
       "CPU. A much longer run means the recursion does not stop: is every range of at most kFastSortBlockMax "
       "values sorted by one block, and depth + 1 handed to each half?");
   expect_sorted(oracle::random_ints(rng, kHuge), "10 million random ints");
