@@ -19,7 +19,9 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace fs = std::filesystem;
 using cdplab::grading::Outcome;
@@ -272,13 +274,15 @@ const bool tampered = [] {
 }
 
 /// Grades every submission in class_dir with `cdplab grade`, limited to the exercise `only`.
-void grade_class(const fs::path& class_dir, const fs::path& out_dir, const std::string& only) {
+void grade_class(const fs::path& class_dir, const fs::path& out_dir, const std::string& only,
+                 const std::vector<std::string>& more = {}) {
   cdplab::process::Options options;
   options.timeout_seconds = 1800;
-  const auto ran = cdplab::process::run(
-      {CDPLAB_CLI, "grade", class_dir.string(), "--only", only, "--out", out_dir.string(), "--parallel", "2",
-       "--keep-work"},  // the tests look into the build trees for what the submissions wrote
-      options);
+  std::vector<std::string> command{CDPLAB_CLI, "grade", class_dir.string(), "--only", only, "--out", out_dir.string(),
+                                   "--parallel", "2",
+                                   "--keep-work"};  // the tests look into the build trees for what the submissions wrote
+  command.insert(command.end(), more.begin(), more.end());
+  const auto ran = cdplab::process::run(command, options);
   INFO(ran.output);
   REQUIRE(ran.started);
   CHECK_FALSE(ran.timed_out);
@@ -383,6 +387,29 @@ TEST_CASE("hostile submissions get their verdicts and never stop the batch") {
   CHECK(fs::exists(kWork / "victim" / "01-fundamentals.child_grids" / "kept.obs"));
   fs::remove(kSecret);
   if (!gpu) MESSAGE("no GPU: only the cases that need no kernel to run were graded");
+}
+
+// Without the box (--no-sandbox), the solutions can be read: what the compiler opened, from the
+// build tool's record, is what refuses a submission that includes one, for each of its exercises.
+TEST_CASE("without the box, a submission that includes a solution is refused by what its compiler read") {
+  const fs::path class_dir = kWork / "unboxed-class";
+  const fs::path out_dir = kWork / "unboxed-grades";
+  fs::remove_all(class_dir);
+  fs::remove_all(out_dir);
+  fs::create_directories(class_dir / "peeker" / "01-fundamentals");
+  for (const char* stem : {"child_grids", "recursive_reduction"})
+    std::ofstream(class_dir / "peeker" / "01-fundamentals" / (std::string(stem) + ".cu"))
+        << "#define MY_HELPERS \"" << (kRoot / "solutions/01-fundamentals" / (std::string(stem) + ".cu")).string()
+        << "\"\n#include MY_HELPERS\n";
+  grade_class(class_dir, out_dir, "child-grids", {"--only", "recursive-reduction", "--no-sandbox"});
+  const auto report = student_report(out_dir, "peeker");
+  REQUIRE(report.exercises.size() == 2);
+  for (const auto& e : report.exercises) {
+    INFO("exercise ", e.id, ": ", e.problem);
+    CHECK(e.problem.find("the compiler read solutions/01-fundamentals/" + e.file.substr(e.file.find('/') + 1)) !=
+          std::string::npos);
+  }
+  CHECK(report.points() == 0);
 }
 
 // A suite's checks share one process, and a check that does not pass there runs again in a

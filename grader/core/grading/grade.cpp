@@ -96,14 +96,18 @@ fs::path compiled_file(const BuildTree& tree, const manifest::Exercise& exercise
   return beside_tree(tree, "-compiled") / (exercise.chapter + "." + exercise.stem + ".json");
 }
 
-void take_compiled_code(const BuildTree& tree, const manifest::Exercise& exercise, const IndexEntry& entry) {
+/// Keeps what the grader reads of an exercise's freshly compiled code, before any program of the
+/// submission runs: its PTX, its symbols, and what its compiler opened outside the allowed folders
+/// (judged from `build_tool_listing`, sandbox::build_tool_dependencies() of the tree).
+void take_compiled_code(const BuildTree& tree, const manifest::Exercise& exercise, const IndexEntry& entry,
+                        const std::string& build_tool_listing) {
   process::Options nm_options;
   nm_options.timeout_seconds = 60;
   nm_options.output_limit = std::size_t{64} << 20;
   const auto symbols = entry.library.empty() ? process::Result{} : process::run({"nm", "-C", entry.library}, nm_options);
   const nlohmann::json code{{"ptx", files::read_text(entry.kept_ptx())},
                             {"symbols", symbols.ok() ? symbols.output : ""},
-                            {"opened_problem", sandbox::opened_outside_problem(tree, entry)}};
+                            {"opened_problem", sandbox::opened_outside_problem(tree, entry, build_tool_listing)}};
   fs::create_directories(compiled_file(tree, exercise).parent_path());
   std::ofstream(compiled_file(tree, exercise), std::ios::binary) << code.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -426,7 +430,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
       fail_all(result, exercise, "not graded: " + exercise.file + " does not compile");
       return pending;
     }
-    take_compiled_code(tree, exercise, *entry);
+    take_compiled_code(tree, exercise, *entry, sandbox::build_tool_dependencies(tree));
     code = compiled_code(tree, exercise);
     if (!code) throw std::runtime_error("cannot keep the compiled code of " + exercise.file + " beside " + tree.dir().string());
   }
@@ -961,11 +965,20 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
   const int jobs = tree.toolchain().jobs;
   const int code_jobs = jobs < cores ? jobs : std::max(jobs, std::min(static_cast<int>(code_targets.size()), cores + cores / 4));
   const bool code_built = tree.build(code_targets, seconds, /*keep_going=*/true, code_jobs).ok();
+  std::vector<char> built(compiled.size(), code_built ? 1 : 0);
+  for (std::size_t i = 0; i < compiled.size() && !code_built; ++i)  // one at a time: the build tool owns the tree
+    built[i] = tree.build({compiled[i].entry.library_target}, options.build_seconds).ok() ? 1 : 0;
+  // What the grader reads of the code: the build tool's record once, then each exercise's symbols
+  // and PTX, all at once (a few dozen milliseconds each, one exercise after the other before).
+  const std::string build_tool_listing = sandbox::build_tool_dependencies(tree);
+  fs::create_directories(beside_tree(tree, "-compiled"));
+  parallel_for(compiled.size(), cores, [&](std::size_t i) {
+    if (built[i]) take_compiled_code(tree, *compiled[i].exercise, compiled[i].entry, build_tool_listing);
+  });
   std::vector<std::string> suite_targets;
-  for (const auto& c : compiled) {
-    if (!code_built && !tree.build({c.entry.library_target}, options.build_seconds).ok()) continue;
-    take_compiled_code(tree, *c.exercise, c.entry);
-    if (c.exercise->checks.empty()) continue;
+  for (std::size_t i = 0; i < compiled.size(); ++i) {
+    const auto& c = compiled[i];
+    if (!built[i] || c.exercise->checks.empty()) continue;
     suite_targets.push_back(c.entry.suite_target);
     // A judge this tree builds itself (no grading kit) is not part of ALL.
     if (options.judge_outside && !c.entry.judge_target.empty()) suite_targets.push_back(c.entry.judge_target);

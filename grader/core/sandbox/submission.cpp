@@ -376,23 +376,29 @@ std::string opened_outside_problem(const std::string& deps_listing, const gradin
   return problem;
 }
 
-std::string opened_outside_problem(const grading::BuildTree& tree, const grading::IndexEntry& entry) {
+std::string build_tool_dependencies(const grading::BuildTree& tree) {
   const auto cache = read_cache(tree.dir() / "CMakeCache.txt");
   const auto generator = cache.find("CMAKE_GENERATOR");
   const auto program = cache.find("CMAKE_MAKE_PROGRAM");
-  std::string listing;
-  if (generator != cache.end() && generator->second.find("Ninja") != std::string::npos) {
-    process::Options options;
-    options.timeout_seconds = 60;
-    options.output_limit = std::size_t{64} << 20;
-    const std::string ninja = program != cache.end() && !program->second.empty() ? program->second : "ninja";
-    const auto listed = process::run({ninja, "-C", tree.dir().string(), "-t", "deps"}, options);
-    if (listed.ok()) listing = listed.output;
-  }
+  if (generator == cache.end() || generator->second.find("Ninja") == std::string::npos) return "";
+  process::Options options;
+  options.timeout_seconds = 60;
+  options.output_limit = std::size_t{64} << 20;
+  const std::string ninja = program != cache.end() && !program->second.empty() ? program->second : "ninja";
+  const auto listed = process::run({ninja, "-C", tree.dir().string(), "-t", "deps"}, options);
+  return listed.ok() ? listed.output : "";
+}
+
+std::string opened_outside_problem(const grading::BuildTree& tree, const grading::IndexEntry& entry,
+                                   const std::string& build_tool_listing) {
   // Ninja keeps what depfiles said in its log and deletes them; other generators keep them.
-  listing += listing_from_depfiles(tree.dir(), exercise_targets(entry));
+  const std::string listing = build_tool_listing + listing_from_depfiles(tree.dir(), exercise_targets(entry));
   return opened_outside_problem(listing, entry, allowed_compiler_roots(tree, entry.chapter), tree.project_root(),
                                 tree.dir());
+}
+
+std::string opened_outside_problem(const grading::BuildTree& tree, const grading::IndexEntry& entry) {
+  return opened_outside_problem(tree, entry, build_tool_dependencies(tree));
 }
 
 PathNames path_names(const grading::BuildTree& tree) {

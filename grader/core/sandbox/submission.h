@@ -63,10 +63,19 @@ std::string opened_outside_problem(const std::string& deps_listing, const gradin
                                    const std::vector<std::string>& allowed, const std::filesystem::path& project_root,
                                    const std::filesystem::path& build_dir);
 
+/// What the build tool of `tree` recorded of the files each compiler opened: `ninja -t deps` with
+/// the Ninja generators (every object of the tree at once), empty with others, whose compilers
+/// leave depfiles .d instead.
+std::string build_tool_dependencies(const grading::BuildTree& tree);
+
 /// The same for an exercise that has just been built in `tree`: reads the files its compiler
-/// opened from the build tool's dependency log (`ninja -t deps` with the Ninja generators, the
-/// compiler's depfiles .d otherwise) and judges them against allowed_compiler_roots().
+/// opened from `build_tool_listing` (build_tool_dependencies(), read once for every exercise of a
+/// build) or the compiler's depfiles, and judges them against allowed_compiler_roots().
 /// Empty when fine.
+std::string opened_outside_problem(const grading::BuildTree& tree, const grading::IndexEntry& entry,
+                                   const std::string& build_tool_listing);
+
+/// The same, reading build_tool_dependencies() itself.
 std::string opened_outside_problem(const grading::BuildTree& tree, const grading::IndexEntry& entry);
 
 /// How the feedback of `tree`'s submission names the grading machine's paths (scrub_paths): its
