@@ -218,6 +218,15 @@ TEST_CASE("parallel_for calls the work once for every index, on as many threads 
     for (const auto& c : calls) CHECK(c == 1);
   }
   parallel_for(0, 4, [](std::size_t) { FAIL("no work to do"); });
+  // A call that throws: every other index still runs, and the caller gets the exception.
+  std::vector<std::atomic<int>> calls(6);
+  CHECK_THROWS_AS(parallel_for(calls.size(), 3,
+                               [&](std::size_t i) {
+                                 ++calls[i];
+                                 if (i == 2) throw std::runtime_error("work failed");
+                               }),
+                  std::runtime_error);
+  for (const auto& c : calls) CHECK(c == 1);
 }
 
 TEST_CASE("run_work_list runs every job and every follow-up once, a follow-up before later first jobs end") {
@@ -446,7 +455,8 @@ TEST_CASE("a new build tree takes the compiler checks of the grader's own tree a
   CHECK_FALSE(fs::exists(dir / "other" / "CMakeCache.txt"));
   CHECK_FALSE(seed_compiler_checks(CDPLAB_BINARY_DIR, dir / "seeded", tools));
 
-  // A setting of the grader's tree (device debug code, say) is not a compiler check: not copied.
+  // A setting of the grader's tree (device debug code, say) is not a compiler check: not copied,
+  // and flags the new tree does not get, or another CUDA host compiler, leave it unseeded.
   const fs::path own = dir / "own-with-flags";
   for (const auto& entry : fs::directory_iterator(fs::path(CDPLAB_BINARY_DIR) / "CMakeFiles"))
     if (fs::exists(entry.path() / "CMakeCUDACompiler.cmake"))
@@ -457,11 +467,22 @@ TEST_CASE("a new build tree takes the compiler checks of the grader's own tree a
   const std::string own_cache = cdplab::files::read_text(fs::path(CDPLAB_BINARY_DIR) / "CMakeCache.txt");
   cdplab::testing::write_file(own / "CMakeCache.txt", own_cache + "CMAKE_CUDA_FLAGS:STRING=-G\n");
   tools.compilers_from = own;
+  CHECK_FALSE(seed_compiler_checks(own, dir / "flags-differ", tools));
+  Toolchain same_flags = tools;
+  same_flags.cache_args.push_back("-DCMAKE_CUDA_FLAGS=-G");
+  CHECK(seed_compiler_checks(own, dir / "same-flags", same_flags));
   BuildTree flagged(dir / "project", dir / "flagged", tools);
   REQUIRE(flagged.configure(dir, {}).ok());
   CHECK(cdplab::files::read_text(dir / "flagged" / "CMakeCache.txt").find("-G\n") == std::string::npos);
   CHECK(cdplab::files::read_text(dir / "flagged" / "compile_commands.json").find(" -G ") == std::string::npos);
+  cdplab::testing::write_file(own / "CMakeCache.txt", own_cache + "CMAKE_CUDA_HOST_COMPILER:FILEPATH=/opt/g++-12\n");
+  CHECK_FALSE(seed_compiler_checks(own, dir / "host-compiler", tools));
   // A toolchain file shapes the checks themselves: no seed.
   cdplab::testing::write_file(own / "CMakeCache.txt", own_cache + "CMAKE_TOOLCHAIN_FILE:FILEPATH=/opt/cross.cmake\n");
   CHECK_FALSE(seed_compiler_checks(own, dir / "cross", tools));
+  cdplab::testing::write_file(own / "CMakeCache.txt", own_cache);
+  CHECK(seed_compiler_checks(own, dir / "own-plain", tools));
+  Toolchain cross = tools;
+  cross.cache_args.push_back("-DCMAKE_TOOLCHAIN_FILE=/opt/cross.cmake");
+  CHECK_FALSE(seed_compiler_checks(own, dir / "cross-args", cross));
 }

@@ -338,6 +338,17 @@ TEST_CASE("sandbox: opened_outside_problem reads the build tree's dependency log
   entry.library_target = "cdplab_exercise_01_fundamentals_child_grids";
   const auto problem = sandbox::opened_outside_problem(tree, entry);
   CHECK(contains(problem, "the compiler read grader/oracles/01-fundamentals.h"));
+
+  // A record that cannot be read could hide any file: the exercise is refused, never waved through.
+  const auto failing = script(dir / "failing-ninja", "echo 'ninja: error: loading deps log' >&2\nexit 1\n");
+  write(tree_dir / "CMakeCache.txt", "CMAKE_GENERATOR:INTERNAL=Ninja\nCMAKE_MAKE_PROGRAM:FILEPATH=" + failing + "\n");
+  const auto record = sandbox::build_tool_dependencies(tree);
+  CHECK(record.listing.empty());
+  CHECK_FALSE(record.problem.empty());
+  CHECK(contains(sandbox::opened_outside_problem(tree, entry), "what the compiler read could not be checked"));
+  // Another generator keeps no such record: nothing to read, no problem.
+  write(tree_dir / "CMakeCache.txt", "CMAKE_GENERATOR:INTERNAL=Unix Makefiles\n");
+  CHECK(sandbox::build_tool_dependencies(tree).problem.empty());
 }
 
 TEST_CASE("sandbox: a submission's box shows its own work and the kit, and hides the rest") {

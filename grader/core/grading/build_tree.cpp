@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 namespace cdplab::grading {
 
@@ -84,7 +86,15 @@ bool seed_compiler_checks(const fs::path& from, const fs::path& to, const Toolch
   if (!cache_arg(tools.cache_args, "CMAKE_CUDA_ARCHITECTURES")) return false;
   if (value("CMAKE_GENERATOR") != tools.generator || value("CMAKE_PLATFORM_INFO_INITIALIZED") != "1") return false;
   // A toolchain file shapes the checks themselves (a sysroot, other search paths).
-  if (!value("CMAKE_TOOLCHAIN_FILE").empty()) return false;
+  if (!value("CMAKE_TOOLCHAIN_FILE").empty() || cache_arg(tools.cache_args, "CMAKE_TOOLCHAIN_FILE")) return false;
+  // So do the flags and the CUDA host compiler (which the copied CMakeCUDACompiler.cmake names):
+  // `from`'s must be those the new tree gets, from the arguments or else from the environment.
+  for (const auto& [name, variable] : {std::pair{"CMAKE_CXX_FLAGS", "CXXFLAGS"}, std::pair{"CMAKE_CUDA_FLAGS", "CUDAFLAGS"},
+                                       std::pair{"CMAKE_CUDA_HOST_COMPILER", "CUDAHOSTCXX"}}) {
+    const char* environment = std::getenv(variable);
+    const std::string wanted = cache_arg(tools.cache_args, name).value_or(environment != nullptr ? environment : "");
+    if (value(name) != wanted) return false;
+  }
   const std::string version = value("CMAKE_CACHE_MAJOR_VERSION") + "." + value("CMAKE_CACHE_MINOR_VERSION") + "." +
                               value("CMAKE_CACHE_PATCH_VERSION");
   const auto cmake_version = process::run({tools.cmake, "--version"});

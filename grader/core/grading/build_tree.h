@@ -33,8 +33,9 @@ struct Toolchain {
 /// check), so that configuring `to` skips the compiler checks: about two seconds of every
 /// submission's tree, most of its configure. No setting of `from` (flags, launchers) is copied.
 /// Only when `from` was configured by the same CMake with the compilers, the generator and the
-/// CUDA architectures `tools` names, and without a toolchain file; returns whether it did. A
-/// compiler replaced in place since `from` was configured goes unnoticed, as in `from` itself.
+/// CUDA architectures `tools` names, with the compiler flags and CUDA host compiler the new tree
+/// gets too, and without a toolchain file; returns whether it did. A compiler replaced in place
+/// since `from` was configured goes unnoticed, as in `from` itself.
 bool seed_compiler_checks(const std::filesystem::path& from, const std::filesystem::path& to, const Toolchain& tools);
 
 /// How much lower than the grader's own a build's scheduling priority is (nice(2)).

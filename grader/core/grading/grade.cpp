@@ -98,16 +98,16 @@ fs::path compiled_file(const BuildTree& tree, const manifest::Exercise& exercise
 
 /// Keeps what the grader reads of an exercise's freshly compiled code, before any program of the
 /// submission runs: its PTX, its symbols, and what its compiler opened outside the allowed folders
-/// (judged from `build_tool_listing`, sandbox::build_tool_dependencies() of the tree).
+/// (judged from `record`, sandbox::build_tool_dependencies() of the tree).
 void take_compiled_code(const BuildTree& tree, const manifest::Exercise& exercise, const IndexEntry& entry,
-                        const std::string& build_tool_listing) {
+                        const sandbox::BuildToolRecord& record) {
   process::Options nm_options;
   nm_options.timeout_seconds = 60;
   nm_options.output_limit = std::size_t{64} << 20;
   const auto symbols = entry.library.empty() ? process::Result{} : process::run({"nm", "-C", entry.library}, nm_options);
   const nlohmann::json code{{"ptx", files::read_text(entry.kept_ptx())},
                             {"symbols", symbols.ok() ? symbols.output : ""},
-                            {"opened_problem", sandbox::opened_outside_problem(tree, entry, build_tool_listing)}};
+                            {"opened_problem", sandbox::opened_outside_problem(tree, entry, record)}};
   fs::create_directories(compiled_file(tree, exercise).parent_path());
   std::ofstream(compiled_file(tree, exercise), std::ios::binary) << code.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -970,10 +970,10 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
     built[i] = tree.build({compiled[i].entry.library_target}, options.build_seconds).ok() ? 1 : 0;
   // What the grader reads of the code: the build tool's record once, then each exercise's symbols
   // and PTX, all at once (a few dozen milliseconds each, one exercise after the other before).
-  const std::string build_tool_listing = sandbox::build_tool_dependencies(tree);
+  const auto record = sandbox::build_tool_dependencies(tree);
   fs::create_directories(beside_tree(tree, "-compiled"));
-  parallel_for(compiled.size(), cores, [&](std::size_t i) {
-    if (built[i]) take_compiled_code(tree, *compiled[i].exercise, compiled[i].entry, build_tool_listing);
+  parallel_for(compiled.size(), code_jobs > 0 ? std::min(code_jobs, cores) : cores, [&](std::size_t i) {
+    if (built[i]) take_compiled_code(tree, *compiled[i].exercise, compiled[i].entry, record);
   });
   std::vector<std::string> suite_targets;
   for (std::size_t i = 0; i < compiled.size(); ++i) {

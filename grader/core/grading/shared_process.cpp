@@ -1,7 +1,6 @@
 #include "grading/shared_process.h"
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -37,15 +36,13 @@ std::set<std::string> started_checks(const std::vector<CheckEvent>& events) {
 }
 
 void parallel_for(std::size_t count, int jobs, const std::function<void(std::size_t)>& work) {
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < count; i = next++) work(i);
-  };
-  const std::size_t threads = std::min<std::size_t>(count, static_cast<std::size_t>(std::max(1, jobs)));
-  std::vector<std::thread> workers;
-  for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(worker);
-  worker();
-  for (auto& w : workers) w.join();
+  std::vector<Job> each(count);
+  for (std::size_t i = 0; i < count; ++i)
+    each[i].run = [&work, i] {
+      work(i);
+      return std::vector<Job>{};
+    };
+  run_work_list(std::move(each), static_cast<int>(std::min<std::size_t>(count, static_cast<std::size_t>(std::max(1, jobs)))));
 }
 
 void run_work_list(std::vector<Job> first, int jobs) {

@@ -38,7 +38,8 @@ std::set<std::string> settled_checks(const manifest::Exercise& exercise, const s
 /// a check that failed or changed the device's limits) left the others unstarted.
 std::set<std::string> started_checks(const std::vector<CheckEvent>& events);
 
-/// Calls `work(i)` for every i below `count`, on up to `jobs` threads.
+/// Calls `work(i)` for every i below `count`, on up to `jobs` threads (run_work_list: an
+/// exception one call throws reaches the caller once every thread has ended).
 void parallel_for(std::size_t count, int jobs, const std::function<void(std::size_t)>& work);
 
 /// A job of run_work_list: it does its work and returns the jobs that follow from it.

@@ -340,8 +340,12 @@ std::string opened_outside_problem(const std::string& deps_listing, const gradin
   const auto project = spellings(fs::absolute(project_root));
   std::vector<std::string> outside;
   bool relevant = false;
-  std::istringstream in(deps_listing);
-  for (std::string line; std::getline(in, line);) {
+  // Line by line in place: the listing of a whole tree can run to megabytes, read by several
+  // exercises at once.
+  for (std::size_t at = 0; at < deps_listing.size();) {
+    const std::size_t end = std::min(deps_listing.find('\n', at), deps_listing.size());
+    std::string line = deps_listing.substr(at, end - at);
+    at = end + 1;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     if (line[0] != ' ' && line[0] != '\t') {  // "<object>: #deps N, deps mtime M (VALID)"
@@ -376,25 +380,31 @@ std::string opened_outside_problem(const std::string& deps_listing, const gradin
   return problem;
 }
 
-std::string build_tool_dependencies(const grading::BuildTree& tree) {
+BuildToolRecord build_tool_dependencies(const grading::BuildTree& tree) {
   const auto cache = read_cache(tree.dir() / "CMakeCache.txt");
   const auto generator = cache.find("CMAKE_GENERATOR");
   const auto program = cache.find("CMAKE_MAKE_PROGRAM");
-  if (generator == cache.end() || generator->second.find("Ninja") == std::string::npos) return "";
+  if (generator == cache.end() || generator->second.find("Ninja") == std::string::npos) return {};
   process::Options options;
   options.timeout_seconds = 60;
   options.output_limit = std::size_t{64} << 20;
   const std::string ninja = program != cache.end() && !program->second.empty() ? program->second : "ninja";
   const auto listed = process::run({ninja, "-C", tree.dir().string(), "-t", "deps"}, options);
-  return listed.ok() ? listed.output : "";
+  if (!listed.ok()) return {"", "`ninja -t deps` " + listed.describe()};
+  if (listed.dropped > 0) return {"", "`ninja -t deps` printed more than " + std::to_string(options.output_limit >> 20) + " MiB"};
+  return {listed.output, ""};
 }
 
 std::string opened_outside_problem(const grading::BuildTree& tree, const grading::IndexEntry& entry,
-                                   const std::string& build_tool_listing) {
+                                   const BuildToolRecord& record) {
+  // Unread, it could hide any file: the exercise is not graded rather than graded unchecked.
+  if (!record.problem.empty())
+    return "what the compiler read could not be checked: the build tool's record of it could not be read (" +
+           record.problem + ")";
   // Ninja keeps what depfiles said in its log and deletes them; other generators keep them.
-  const std::string listing = build_tool_listing + listing_from_depfiles(tree.dir(), exercise_targets(entry));
-  return opened_outside_problem(listing, entry, allowed_compiler_roots(tree, entry.chapter), tree.project_root(),
-                                tree.dir());
+  const std::string depfiles = listing_from_depfiles(tree.dir(), exercise_targets(entry));
+  return opened_outside_problem(depfiles.empty() ? record.listing : record.listing + depfiles, entry,
+                                allowed_compiler_roots(tree, entry.chapter), tree.project_root(), tree.dir());
 }
 
 std::string opened_outside_problem(const grading::BuildTree& tree, const grading::IndexEntry& entry) {

@@ -63,17 +63,22 @@ std::string opened_outside_problem(const std::string& deps_listing, const gradin
                                    const std::vector<std::string>& allowed, const std::filesystem::path& project_root,
                                    const std::filesystem::path& build_dir);
 
-/// What the build tool of `tree` recorded of the files each compiler opened: `ninja -t deps` with
-/// the Ninja generators (every object of the tree at once), empty with others, whose compilers
-/// leave depfiles .d instead.
-std::string build_tool_dependencies(const grading::BuildTree& tree);
+/// What the build tool of a tree recorded of the files each compiler opened.
+struct BuildToolRecord {
+  std::string listing;  ///< `ninja -t deps`: every object of the tree at once
+  std::string problem;  ///< why it could not be read; empty when it was (or needs no reading)
+};
+
+/// The record of `tree`: `ninja -t deps` with the Ninja generators; nothing to read with others,
+/// whose compilers leave depfiles .d instead.
+BuildToolRecord build_tool_dependencies(const grading::BuildTree& tree);
 
 /// The same for an exercise that has just been built in `tree`: reads the files its compiler
-/// opened from `build_tool_listing` (build_tool_dependencies(), read once for every exercise of a
-/// build) or the compiler's depfiles, and judges them against allowed_compiler_roots().
-/// Empty when fine.
+/// opened from `record` (build_tool_dependencies(), read once for every exercise of a build) or
+/// the compiler's depfiles, and judges them against allowed_compiler_roots(). Empty when fine; a
+/// record that could not be read is a problem too (it could hide any file).
 std::string opened_outside_problem(const grading::BuildTree& tree, const grading::IndexEntry& entry,
-                                   const std::string& build_tool_listing);
+                                   const BuildToolRecord& record);
 
 /// The same, reading build_tool_dependencies() itself.
 std::string opened_outside_problem(const grading::BuildTree& tree, const grading::IndexEntry& entry);
