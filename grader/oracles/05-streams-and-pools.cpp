@@ -100,7 +100,7 @@ MultisetDifference multiset_difference(const std::vector<int>& want, const std::
   return d;
 }
 
-/// `values` in ascending order. Above 65536 values, a radix sort (two passes of 16 bits, the sign
+/// `values` in ascending order. From 65536 values on, a radix sort (two passes of 16 bits, the sign
 /// bit flipped): 10 million ints in about a fifth of std::sort's time, which every run of the
 /// largest sort checks pays twice, in the student's process and in its judge.
 std::vector<int> sorted_ints(const std::vector<int>& values) {

@@ -963,7 +963,8 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
   // (a Slurm task's CPUs) is kept as it is.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int jobs = tree.toolchain().jobs;
-  const int code_jobs = jobs < cores ? jobs : std::max(jobs, std::min(static_cast<int>(code_targets.size()), cores + cores / 4));
+  const int code_jobs =
+      jobs < cores ? jobs : std::max(jobs, std::min(static_cast<int>(code_targets.size()), cores + cores / 4));
   const bool code_built = tree.build(code_targets, seconds, /*keep_going=*/true, code_jobs).ok();
   std::vector<char> built(compiled.size(), code_built ? 1 : 0);
   for (std::size_t i = 0; i < compiled.size() && !code_built; ++i)  // one at a time: the build tool owns the tree
@@ -1032,7 +1033,6 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   for (const auto* exercise : exercises) pendings.push_back(prepare_exercise(*exercise, tree, graded, prebuilt));
   clock.lap("rules");
   run_checks(pendings, tree, graded, &seen, &report.phases);
-
   // Feedback names no path of the grading machine.
   const auto names = sandbox::path_names(tree);
   for (auto& p : pendings) {

@@ -42,7 +42,8 @@ void parallel_for(std::size_t count, int jobs, const std::function<void(std::siz
       work(i);
       return std::vector<Job>{};
     };
-  run_work_list(std::move(each), static_cast<int>(std::min<std::size_t>(count, static_cast<std::size_t>(std::max(1, jobs)))));
+  const int threads = std::max(1, jobs);
+  run_work_list(std::move(each), count < static_cast<std::size_t>(threads) ? static_cast<int>(count) : threads);
 }
 
 void run_work_list(std::vector<Job> first, int jobs) {
@@ -62,14 +63,14 @@ void run_work_list(std::vector<Job> first, int jobs) {
       ++running;
       lock.unlock();
       std::vector<Job> more;
+      std::exception_ptr thrown;
       try {
         more = job.run();
       } catch (...) {  // kept for the caller; the other jobs still run, and the threads end
-        lock.lock();
-        if (!failure) failure = std::current_exception();
-        lock.unlock();
+        thrown = std::current_exception();
       }
       lock.lock();
+      if (thrown && !failure) failure = thrown;
       for (auto& next : more) waiting.push_back(std::move(next));
       --running;
       changed.notify_all();

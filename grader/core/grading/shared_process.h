@@ -10,7 +10,8 @@
 /// decides its outcome. When every check such a process started passed (it ended on a change of
 /// limits), the checks it never started run first, beside other work, a process each, queued as
 /// soon as it ends (most suites that end one early change device limits in most of their checks).
-/// A check that passes in a shared process started with the device limits it would have had alone; what the code under test keeps in the process itself (static variables,
+/// A check that passes in a shared process started with the device limits it would have had
+/// alone; what the code under test keeps in the process itself (static variables,
 /// kernel attributes) does carry over, as in any program that calls it twice. The suites that
 /// need the GPU to themselves (CDPLAB_SUITE_RUNS_ALONE) share a process the same way, one suite
 /// at a time; only a speed check always has a process of its own (a warm one times differently).

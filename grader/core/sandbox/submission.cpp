@@ -391,7 +391,8 @@ BuildToolRecord build_tool_dependencies(const grading::BuildTree& tree) {
   const std::string ninja = program != cache.end() && !program->second.empty() ? program->second : "ninja";
   const auto listed = process::run({ninja, "-C", tree.dir().string(), "-t", "deps"}, options);
   if (!listed.ok()) return {"", "`ninja -t deps` " + listed.describe()};
-  if (listed.dropped > 0) return {"", "`ninja -t deps` printed more than " + std::to_string(options.output_limit >> 20) + " MiB"};
+  if (listed.dropped > 0)
+    return {"", "`ninja -t deps` printed more than " + std::to_string(options.output_limit >> 20) + " MiB"};
   return {listed.output, ""};
 }
 
