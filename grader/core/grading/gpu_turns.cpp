@@ -4,7 +4,9 @@ namespace cdplab::grading {
 
 void GpuTurns::share() {
   std::unique_lock<std::mutex> lock(mutex_);
+  ++waiting_to_share_;
   changed_.wait(lock, [&] { return !alone_ && waiting_alone_ == 0; });
+  --waiting_to_share_;
   ++sharing_;
 }
 
@@ -30,6 +32,16 @@ void GpuTurns::end_alone() {
     alone_ = false;
   }
   changed_.notify_all();
+}
+
+int GpuTurns::waiting_to_share() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return waiting_to_share_;
+}
+
+int GpuTurns::waiting_alone() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return waiting_alone_;
 }
 
 }  // namespace cdplab::grading

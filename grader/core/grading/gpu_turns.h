@@ -22,10 +22,16 @@ class GpuTurns {
   void take_alone();
   void end_alone();
 
+  /// How many gradings wait for a shared turn, and for an alone one: what a test waits on to
+  /// order its threads by the state of the turns rather than by sleeping.
+  int waiting_to_share();
+  int waiting_alone();
+
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
   int sharing_ = 0;
+  int waiting_to_share_ = 0;
   int waiting_alone_ = 0;
   bool alone_ = false;
 };
