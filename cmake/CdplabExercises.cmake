@@ -66,23 +66,9 @@ function(cdplab_add_chapter chapter)
 
     set_property(GLOBAL APPEND PROPERTY CDPLAB_FIGURE_EXERCISES "${chapter}/${stem}=${exercise_source}")
     set(exercise_target "cdplab_exercise_${chapter_id}_${stem}")
-    add_library(${exercise_target} STATIC "${exercise_source}")
-    set_target_properties(${exercise_target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
-    target_link_libraries(${exercise_target} PUBLIC cdplab::starter ${support_target})
+    cdplab_exercise_library(${exercise_target} "${exercise_source}" "${CMAKE_CURRENT_BINARY_DIR}/ptx/${chapter}/${stem}"
+                            "${support_target}" ptx)
     list(APPEND exercise_targets ${exercise_target})
-
-    # The PTX the rule checker reads, kept from the exercise's own compile (nvcc -keep): the
-    # source goes through the compiler once. -lineinfo adds .loc directives, so that a rule's
-    # finding names the student's source line; it does not change the code.
-    set(ptx_dir "${CMAKE_CURRENT_BINARY_DIR}/ptx/${chapter}/${stem}")
-    file(MAKE_DIRECTORY "${ptx_dir}")
-    target_compile_options(${exercise_target} PRIVATE
-      "$<$<COMPILE_LANGUAGE:CUDA>:-lineinfo;-keep;--keep-dir=${ptx_dir}>")
-    set(ptx "${ptx_dir}/${stem}${CDPLAB_KEPT_PTX_SUFFIX}")
-    # Of what -keep leaves, only the PTX stays (the rest is several megabytes per exercise).
-    add_custom_command(TARGET ${exercise_target} POST_BUILD
-      COMMAND "${CMAKE_COMMAND}" "-DDIR=${ptx_dir}" -P "${PROJECT_SOURCE_DIR}/cmake/CdplabKeepPtxOnly.cmake"
-      VERBATIM)
 
     # The checks do not depend on the exercise: compiled once, shared by the suite and its
     # reference twin, and by every submission's tree through the grading kit.
@@ -92,7 +78,8 @@ function(cdplab_add_chapter chapter)
                       LIBRARIES cdplab::harness ${oracle_target} ${support_target})
     cdplab_reference_suite(${chapter} ${stem} ${suite_target} ${checks_target} "${support_target}"
                            "${oracle_target}" reference reference_target)
-    cdplab_add_suite(${suite_target} NAME "${test_name}" LIBRARIES ${checks_target} ${exercise_target} ${oracle_target})
+    cdplab_add_suite(${suite_target} NAME "${test_name}" HOST_PTX "${ptx}" DEVICE_LIBRARIES ${support_target}
+                     LIBRARIES ${checks_target} ${exercise_target} ${oracle_target})
     # One CTest test per check ("01-fundamentals/child_grids/<check>"): a crash or a hang in
     # one check cannot spoil the others; CTest's timeout backs up the suite's own watchdog.
     math(EXPR ctest_timeout "${CDPLAB_CHECK_TIMEOUT} + 15")
@@ -109,6 +96,8 @@ function(cdplab_add_chapter chapter)
     cdplab_index_add("${chapter}" "${stem}" "${suite_target}" "$<TARGET_FILE:${suite_target}>"
                      "${exercise_source}" "${ptx}"
                      "$<TARGET_FILE:${exercise_target}>" "${reference}" "${reference_target}" "${exercise_target}")
+    cdplab_device_libraries(device_libraries ${support_target})
+    set_property(GLOBAL APPEND PROPERTY CDPLAB_DEVICE_LIBRARIES_INDEX "\"${test_name}\": \"${device_libraries}\"")
   endforeach()
 
   set(driver_source "${PROJECT_SOURCE_DIR}/starter/drivers/${chapter}.cpp")
@@ -133,6 +122,29 @@ function(cdplab_add_chapter chapter)
     set_property(GLOBAL APPEND PROPERTY CDPLAB_BENCHES
       "\"${chapter}\": {\"target\": \"bench_${chapter_id}\", \"executable\": \"$<TARGET_FILE:bench_${chapter_id}>\"}")
   endif()
+endfunction()
+
+# cdplab_exercise_library(<target> <source> <ptx_dir> <support_target> <ptx_out>): an exercise
+# file compiled into a static library, and its PTX kept in <ptx_dir> (path in <ptx_out>).
+#  - The PTX the rule checker reads, and the device code a check process links at run time
+#    (grader/harness/device_code), is kept from the file's own compile (nvcc -keep): the source goes
+#    through the compiler once. -lineinfo adds .loc directives, so that a rule's finding names the
+#    student's source line; it does not change the code.
+#  - Its kernels and device variables keep default visibility on the host side: a check process
+#    finds each by its mangled name (dlsym) to send the host code's launches to the loaded code.
+function(cdplab_exercise_library target source ptx_dir support_target ptx_out)
+  add_library(${target} STATIC "${source}")
+  set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+  target_link_libraries(${target} PUBLIC cdplab::starter ${support_target})
+  file(MAKE_DIRECTORY "${ptx_dir}")
+  target_compile_options(${target} PRIVATE
+    "$<$<COMPILE_LANGUAGE:CUDA>:-lineinfo;-keep;--keep-dir=${ptx_dir};--device-entity-has-hidden-visibility=false>")
+  get_filename_component(stem "${source}" NAME_WE)
+  set(${ptx_out} "${ptx_dir}/${stem}${CDPLAB_KEPT_PTX_SUFFIX}" PARENT_SCOPE)
+  # Of what -keep leaves, only the PTX stays (the rest is several megabytes per exercise).
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND "${CMAKE_COMMAND}" "-DDIR=${ptx_dir}" -P "${PROJECT_SOURCE_DIR}/cmake/CdplabKeepPtxOnly.cmake"
+    VERBATIM)
 endfunction()
 
 # cdplab_reference_suite: the suite's checks linked a second time, against solutions/: the
@@ -169,12 +181,13 @@ function(cdplab_reference_suite chapter stem suite_target checks_target support_
   set(exclude EXCLUDE_FROM_ALL)
   string(REGEX REPLACE "[^A-Za-z0-9]" "_" chapter_id "${chapter}")
   set(reference_library "cdplab_reference_${chapter_id}_${stem}")
-  add_library(${reference_library} STATIC ${exclude} "${reference_source}")
-  set_target_properties(${reference_library} PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
-  target_link_libraries(${reference_library} PUBLIC cdplab::starter ${support_target})
+  cdplab_exercise_library(${reference_library} "${reference_source}"
+                          "${CMAKE_CURRENT_BINARY_DIR}/ptx-reference/${chapter}/${stem}" "${support_target}" reference_ptx)
+  set_target_properties(${reference_library} PROPERTIES EXCLUDE_FROM_ALL ON)
   set(twin "reference_${suite_target}")
   # The suite's own name: a judge reads the observations the suite recorded under that name.
-  cdplab_add_suite(${twin} ${exclude} NAME "${chapter}/${stem}"
+  cdplab_add_suite(${twin} ${exclude} NAME "${chapter}/${stem}" HOST_PTX "${reference_ptx}"
+                   DEVICE_LIBRARIES ${support_target}
                    LIBRARIES ${checks_target} ${reference_library} ${oracle_target})
   cdplab_kit_record_reference(${suite_target} ${twin})
   set(${out} "$<TARGET_FILE:${twin}>" PARENT_SCOPE)
@@ -190,7 +203,11 @@ function(cdplab_index_add chapter stem target executable source ptx library judg
 endfunction()
 
 # Writes <build>/cdplab-index.json: what this build tree holds, for the cdplab command line.
+# "device_libraries" gives, per suite, the device libraries its exercise's device code is linked
+# with at run time ('|' between them; grader/harness/device_code).
 function(cdplab_write_exercise_index)
+  get_property(device_libraries GLOBAL PROPERTY CDPLAB_DEVICE_LIBRARIES_INDEX)
+  list(JOIN device_libraries ",\n    " device_libraries_json)
   get_property(entries GLOBAL PROPERTY CDPLAB_EXERCISE_INDEX)
   get_property(drivers GLOBAL PROPERTY CDPLAB_DRIVERS)
   get_property(benches GLOBAL PROPERTY CDPLAB_BENCHES)
@@ -208,6 +225,9 @@ function(cdplab_write_exercise_index)
   },
   \"benches\": {
     ${benches_json}
+  },
+  \"device_libraries\": {
+    ${device_libraries_json}
   }
 }
 ")

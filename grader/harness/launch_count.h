@@ -12,11 +12,11 @@ namespace cdplab::harness {
 /// that never resets it counts from zero, not from the check before. Leaves no CUDA error behind.
 void clear_launch_count() noexcept;
 
-/// CHECKs that the exercise's last run (since its reset_device_report()) checked no more than
-/// `expected` device-side launches with CDPLAB_CHECK_LAUNCH() (cdplab/check.h). `one_per` names
-/// what the lesson launches one child for ("non-empty item", "level after the first"), for the
-/// message. Fewer is not judged here: a launch missing its check costs the launch_checked rule,
-/// and a missing launch the output. An observed step (observe.h): a judge replays the count.
+/// CHECKs that the exercise's last run (since its reset_device_report()) made no more than
+/// `expected` device-side launches, as the grader's device-runtime hooks counted them
+/// (device_code/device_code.h): every launch the device code asked for, checked or not, failed or
+/// not. `one_per` names what the lesson launches one child for ("non-empty item", "level after the
+/// first"), for the message. Fewer is not judged here: a missing launch costs the output.
 void expect_launches_at_most(unsigned long long expected, const std::string& one_per);
 
 }  // namespace cdplab::harness

@@ -11,6 +11,7 @@
 #include "suite_identity.h"
 
 #include "cdplab/gpu_info.h"
+#include "device_code.h"
 
 #include <cstdlib>
 #include <string>
@@ -65,6 +66,23 @@ bool selected_by_command_line(const char* name) {
   return false;
 }
 
+/// The device code this suite loads: its own build's exercise, or the one CDPLAB_DEVICE_PTX names
+/// (the student's, when the grader runs the workbook's host code).
+DeviceCodeSources suite_device_code() {
+  DeviceCodeSources sources;
+  sources.host_code_ptx = suite_host_code_ptx();
+  const char* device = std::getenv("CDPLAB_DEVICE_PTX");
+  sources.device_code_ptx = device != nullptr && *device != '\0' ? device : sources.host_code_ptx;
+  std::string libraries = suite_device_libraries();
+  for (std::size_t at = 0; at <= libraries.size();) {
+    std::size_t end = libraries.find('|', at);
+    if (end == std::string::npos) end = libraries.size();
+    if (end > at) sources.libraries.push_back(libraries.substr(at, end - at));
+    at = end + 1;
+  }
+  return sources;
+}
+
 }  // namespace
 }  // namespace cdplab::harness
 
@@ -83,6 +101,9 @@ int main(int argc, char** argv) {
     skip_reason = "no usable CUDA GPU: " + gpu.problem + "; GPU checks were skipped, not passed";
     context.addFilter("test-suite-exclude", "gpu");
   }
+  // The exercise's device code is linked and loaded before any check: a problem with it (a link
+  // error, a kernel it lacks) fails each check that launches it, with the problem as its message.
+  if (!listing && !judging && gpu.available && *suite_host_code_ptx() != '\0') load_device_code(suite_device_code());
   ResultsLog::open(suite_name(), run_seed(), gpu.name, skip_reason, selected_by_command_line);
 
   const int status = context.run();

@@ -12,6 +12,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace cdplab {
 
@@ -66,6 +67,24 @@ void throw_if_device_reported();
 /// reset_device_report(), failed or not. The grader compares it with the launches a lesson asks
 /// for: a thread that launches its child twice gets the same output with twice the launches.
 unsigned long long device_launches_checked();
+
+namespace detail {
+
+/// For the grader: a device variable of the starter kit that host code reads or writes by symbol
+/// (the device report): its host shadow's address and its name in device code.
+struct DeviceSymbol {
+  const void* host;
+  const char* name;
+};
+
+/// The starter kit's device variables that host code reaches by symbol.
+std::vector<DeviceSymbol> kit_device_symbols();
+
+/// For the grader: a function reset_device_report() calls after the report is reset (the start
+/// of an exercise's run); nullptr: none.
+void on_device_report_reset(void (*listener)());
+
+}  // namespace detail
 
 /// For grading: after each launch that CDPLAB_CHECK_LAUNCH() finds successful, the launching
 /// thread waits `nanoseconds` (0, the default: no wait) before it goes on. A child grid then

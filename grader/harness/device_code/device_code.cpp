@@ -1,0 +1,285 @@
+// The exercise's device code in the check process (device_code.h): linking, loading, the
+// redirection of the host code's launches and symbol copies, and the counts.
+#include "device_code.h"
+
+#include "device_link.h"
+#include "ptx_instrument.h"
+
+#include "cdplab/check.h"
+
+#include <cuda_runtime.h>
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+namespace cdplab::harness {
+namespace {
+
+struct Loaded {
+  cudaLibrary_t library = nullptr;
+  std::string tag;      ///< the hooks' names' prefix in this process (fresh_hook_tag)
+  std::string problem;  ///< why nothing is loaded
+  bool attempted = false;
+  /// Host address -> mangled device name: the kernels and variables the host code reaches.
+  std::unordered_map<const void*, std::string> kernels;
+  std::unordered_map<const void*, std::string> variables;
+};
+
+Loaded& loaded() {
+  static Loaded state;
+  return state;
+}
+
+std::string read_file(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  *ok = static_cast<bool>(in);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string demangled(const std::string& name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> text(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && text ? std::string(text.get()) : name;
+}
+
+std::string gpu_architecture() {
+  int device = 0;
+  cudaDeviceProp properties{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "";
+  }
+  return "sm_" + std::to_string(properties.major) + std::to_string(properties.minor);
+}
+
+/// The linker's log, shortened to what a student can act on.
+std::string shortened(const std::string& log) {
+  constexpr std::size_t kMost = 4000;
+  return log.size() <= kMost ? log : log.substr(0, kMost) + "\n... (more cut)";
+}
+
+std::string load(const DeviceCodeSources& sources) {
+  Loaded& state = loaded();
+  bool ok = false;
+  const std::string host_ptx = read_file(sources.host_code_ptx, &ok);
+  if (!ok) return "the grader cannot read the PTX of the host code's exercise (" + sources.host_code_ptx + ")";
+  const std::string device_ptx = read_file(sources.device_code_ptx, &ok);
+  if (!ok) return "cannot read the device code to load (" + sources.device_code_ptx + ")";
+
+  // Every kernel and variable of the host code's file must be reachable by its host address:
+  // otherwise a launch would run the executable's own copy, not the loaded code.
+  for (const auto& name : device_code::exported_device_names(host_ptx)) {
+    void* host = dlsym(RTLD_DEFAULT, name.c_str());
+    if (host == nullptr) {
+      return "the suite does not export " + demangled(name) +
+             " (a build problem: exercise files are compiled with --device-entity-has-hidden-visibility=false "
+             "and suites linked with exported symbols)";
+    }
+    const bool kernel = host_ptx.find(".entry " + name) != std::string::npos;
+    (kernel ? state.kernels : state.variables)[host] = name;
+  }
+  for (const auto& symbol : cdplab::detail::kit_device_symbols()) state.variables[symbol.host] = symbol.name;
+
+  state.tag = device_code::fresh_hook_tag();
+  const auto instrumented = device_code::instrument_ptx(device_ptx, state.tag);
+  if (!instrumented.unobserved_launches.empty()) {
+    std::string names;
+    for (const auto& n : instrumented.unobserved_launches) names += (names.empty() ? "" : ", ") + n;
+    return "the device code launches kernels through device-runtime entry points the grader cannot observe (" +
+           names + "); launch child grids with <<< >>>";
+  }
+  const std::string architecture = gpu_architecture();
+  if (architecture.empty()) return "the GPU's architecture could not be read";
+  const auto linked = device_code::link_device_code(
+      {{"exercise", instrumented.ptx}, {"grader hooks", device_code::hooks_ptx(state.tag)}}, sources.libraries,
+      architecture);
+  if (!linked.ok) {
+    return "the device code could not be linked with the starter kit and the device runtime for " + architecture +
+           ":\n" + shortened(linked.log);
+  }
+  const cudaError_t status =
+      cudaLibraryLoadData(&state.library, linked.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    state.library = nullptr;
+    return "the linked device code could not be loaded: " + cdplab::explain_cuda_error(status);
+  }
+  return "";
+}
+
+/// The loaded code's global `name`: its address and size; throws CudaError when it has none.
+void* library_global(const std::string& name, std::size_t* size) {
+  void* address = nullptr;
+  std::size_t bytes = 0;
+  const cudaError_t status = cudaLibraryGetGlobal(&address, &bytes, loaded().library, name.c_str());
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw CudaError(status, "the device code has no variable " + demangled(name) +
+                                ": the workbook's host code reads or writes it; keep the file's __constant__ and "
+                                "__device__ variables as the starter declares them");
+  }
+  if (size != nullptr) *size = bytes;
+  return address;
+}
+
+/// The problem every redirected call reports while no device code is loaded.
+[[noreturn]] void throw_not_loaded() {
+  const std::string& problem = loaded().problem;
+  throw CudaError(cudaErrorInvalidDeviceFunction,
+                  problem.empty() ? std::string("the exercise's device code was never loaded") : problem);
+}
+
+/// The kernel of the loaded code that stands for host function `function`, when the host code's
+/// file defines it; false for any other kernel (the grader's own: they run from the executable).
+bool redirected_kernel(const void* function, cudaKernel_t* kernel) {
+  Loaded& state = loaded();
+  const auto it = state.kernels.find(function);
+  if (it == state.kernels.end()) return false;
+  if (state.library == nullptr) throw_not_loaded();
+  const cudaError_t status = cudaLibraryGetKernel(kernel, state.library, it->second.c_str());
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw CudaError(cudaErrorInvalidDeviceFunction,
+                    "the device code has no kernel " + demangled(it->second) +
+                        ": the workbook's host code launches it; keep the kernel's name and parameters as the "
+                        "starter declares them");
+  }
+  return true;
+}
+
+/// The loaded code's copy of variable `symbol` (a host shadow), when it is one the host code
+/// reaches; nullptr for any other.
+char* redirected_variable(const void* symbol, std::size_t offset, std::size_t count) {
+  Loaded& state = loaded();
+  const auto it = state.variables.find(symbol);
+  if (it == state.variables.end()) return nullptr;
+  if (state.library == nullptr) throw_not_loaded();
+  std::size_t size = 0;
+  char* address = static_cast<char*>(library_global(it->second, &size));
+  if (offset > size || count > size - offset) {
+    throw CudaError(cudaErrorInvalidValue, "a copy of " + std::to_string(count) + " bytes at offset " +
+                                               std::to_string(offset) + " does not fit " + demangled(it->second) +
+                                               " (" + std::to_string(size) + " bytes)");
+  }
+  return address + offset;
+}
+
+template <class T>
+T* hook_global(const char* field) {
+  return static_cast<T*>(library_global(loaded().tag + field, nullptr));
+}
+
+}  // namespace
+
+const std::string& load_device_code(const DeviceCodeSources& sources) {
+  Loaded& state = loaded();
+  if (!state.attempted) {
+    state.attempted = true;
+    state.problem = load(sources);
+    cdplab::detail::on_device_report_reset(&start_device_run);
+  }
+  return state.problem;
+}
+
+const std::string& device_code_problem() { return loaded().problem; }
+
+DeviceRuntimeCounts device_runtime_counts() {
+  if (loaded().library == nullptr) throw_not_loaded();
+  DeviceRuntimeCounts counts{};
+  CDPLAB_CHECK(cudaMemcpy(&counts, hook_global<DeviceRuntimeCounts>("counts"), sizeof counts, cudaMemcpyDeviceToHost));
+  return counts;
+}
+
+void start_device_run() noexcept {
+  if (loaded().library == nullptr) return;
+  try {
+    const DeviceRuntimeCounts zero{};
+    if (cudaMemcpy(hook_global<DeviceRuntimeCounts>("counts"), &zero, sizeof zero, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemset(hook_global<unsigned long long>("owed"), 0, 64 * sizeof(unsigned long long)) != cudaSuccess)
+      (void)cudaGetLastError();
+  } catch (...) {
+    (void)cudaGetLastError();
+  }
+}
+
+void fail_device_launch(long long index) {
+  if (loaded().library == nullptr) {
+    if (index < 0) return;  // nothing armed where nothing is loaded
+    throw_not_loaded();
+  }
+  const DeviceRuntimeControl control{index};
+  CDPLAB_CHECK(cudaMemcpy(hook_global<DeviceRuntimeControl>("control"), &control, sizeof control, cudaMemcpyHostToDevice));
+}
+
+}  // namespace cdplab::harness
+
+// ----- the runtime's entry points, wrapped at link time (-Wl,--wrap=NAME) ----------------------
+// nvcc's launch stubs (CUDA 13) ask __cudaGetKernel for the handle of the kernel behind a host
+// function, once, and launch through it; older stubs call cudaLaunchKernel with the host function.
+
+using cdplab::harness::redirected_kernel;
+using cdplab::harness::redirected_variable;
+
+extern "C" {
+cudaError_t __real___cudaGetKernel(cudaKernel_t* kernel, const void* function);
+cudaError_t __real_cudaLaunchKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared,
+                                    cudaStream_t stream);
+cudaError_t __real_cudaMemcpyToSymbol(const void* symbol, const void* source, size_t count, size_t offset,
+                                      cudaMemcpyKind kind);
+cudaError_t __real_cudaMemcpyFromSymbol(void* destination, const void* symbol, size_t count, size_t offset,
+                                        cudaMemcpyKind kind);
+cudaError_t __real_cudaMemcpyToSymbolAsync(const void* symbol, const void* source, size_t count, size_t offset,
+                                           cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t __real_cudaMemcpyFromSymbolAsync(void* destination, const void* symbol, size_t count, size_t offset,
+                                             cudaMemcpyKind kind, cudaStream_t stream);
+
+cudaError_t __wrap___cudaGetKernel(cudaKernel_t* kernel, const void* function) {
+  if (redirected_kernel(function, kernel)) return cudaSuccess;
+  return __real___cudaGetKernel(kernel, function);
+}
+
+cudaError_t __wrap_cudaLaunchKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared,
+                                    cudaStream_t stream) {
+  cudaKernel_t kernel = nullptr;
+  if (redirected_kernel(function, &kernel))
+    return __real_cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, shared, stream);
+  return __real_cudaLaunchKernel(function, grid, block, args, shared, stream);
+}
+
+cudaError_t __wrap_cudaMemcpyToSymbol(const void* symbol, const void* source, size_t count, size_t offset,
+                                      cudaMemcpyKind kind) {
+  if (char* address = redirected_variable(symbol, offset, count))
+    return cudaMemcpy(address, source, count, kind == cudaMemcpyDeviceToDevice ? kind : cudaMemcpyDefault);
+  return __real_cudaMemcpyToSymbol(symbol, source, count, offset, kind);
+}
+
+cudaError_t __wrap_cudaMemcpyFromSymbol(void* destination, const void* symbol, size_t count, size_t offset,
+                                        cudaMemcpyKind kind) {
+  if (char* address = redirected_variable(symbol, offset, count))
+    return cudaMemcpy(destination, address, count, kind == cudaMemcpyDeviceToDevice ? kind : cudaMemcpyDefault);
+  return __real_cudaMemcpyFromSymbol(destination, symbol, count, offset, kind);
+}
+
+cudaError_t __wrap_cudaMemcpyToSymbolAsync(const void* symbol, const void* source, size_t count, size_t offset,
+                                           cudaMemcpyKind kind, cudaStream_t stream) {
+  if (char* address = redirected_variable(symbol, offset, count))
+    return cudaMemcpyAsync(address, source, count, kind == cudaMemcpyDeviceToDevice ? kind : cudaMemcpyDefault, stream);
+  return __real_cudaMemcpyToSymbolAsync(symbol, source, count, offset, kind, stream);
+}
+
+cudaError_t __wrap_cudaMemcpyFromSymbolAsync(void* destination, const void* symbol, size_t count, size_t offset,
+                                             cudaMemcpyKind kind, cudaStream_t stream) {
+  if (char* address = redirected_variable(symbol, offset, count))
+    return cudaMemcpyAsync(destination, address, count, kind == cudaMemcpyDeviceToDevice ? kind : cudaMemcpyDefault,
+                           stream);
+  return __real_cudaMemcpyFromSymbolAsync(destination, symbol, count, offset, kind, stream);
+}
+}  // extern "C"

@@ -1,0 +1,60 @@
+/// @file device_code.h
+/// @brief The exercise's device code, linked and loaded by the check process itself, its
+///        device-runtime calls counted, and the host code's launches sent to it.
+///
+/// A suite executable links the host code of one exercise file (the student's own under `cdplab
+/// check`, the workbook's reference under `cdplab grade`). Its kernels never run from there. At
+/// start-up the process links the exercise's device code from PTX (the student's, under grading:
+/// CDPLAB_DEVICE_PTX) with the grader's hooks (device_runtime_hooks.cu), the starter kit's and the
+/// chapter's device libraries and the device runtime, for the GPU present, and loads it
+/// (cudaLibraryLoadData). From then on:
+///  - a host-side launch of a kernel the host code's exercise file defines runs that kernel of the
+///    loaded code, found by its mangled name; so do cudaMemcpyToSymbol and cudaMemcpyFromSymbol on
+///    the file's `__constant__` and `__device__` variables and on the starter kit's device report.
+///    The link step wraps the runtime's entry points for that (-Wl,--wrap: __cudaGetKernel and
+///    cudaLaunchKernel, which nvcc's launch stubs call, and the symbol copies); a kernel or
+///    variable the loaded code lacks fails the call with a CudaError that names it;
+///  - every device-side launch (with its stream kind), stream creation and destruction, device
+///    heap allocation and free, event record and error read of the exercise's device code is
+///    counted into memory of the grader's (device_runtime_counts.h), under names drawn per process
+///    that no exercise can declare; a launch can be made to fail on purpose.
+/// Nothing of this needs the student's host code: under grading, the process that loads the code,
+/// launches the kernels, reads every output and counts every call is the grader's.
+#pragma once
+
+#include "device_runtime_counts.h"
+
+#include <string>
+#include <vector>
+
+namespace cdplab::harness {
+
+/// Where a suite's device code comes from (the build writes the defaults into the suite).
+struct DeviceCodeSources {
+  std::string host_code_ptx;           ///< PTX of the file whose host code the executable links
+  std::string device_code_ptx;         ///< PTX of the device code to load (the student's, graded)
+  std::vector<std::string> libraries;  ///< the kit's and chapter's device libraries, libcudadevrt.a
+};
+
+/// Links and loads the device code once per process, for the GPU in use, and turns the
+/// redirection on. Returns why it could not, or an empty string. Call it after the GPU is known
+/// to be usable.
+const std::string& load_device_code(const DeviceCodeSources& sources);
+
+/// Why the device code is not loaded (empty once it is, or before load_device_code ran).
+const std::string& device_code_problem();
+
+/// What the device code asked of the device runtime since the run started.
+DeviceRuntimeCounts device_runtime_counts();
+
+/// A run starts: the counts go back to zero and no launch is set to fail. The starter kit's
+/// reset_device_report() calls it (the given host code resets the report before its first
+/// launch), and so does the harness before each check. Leaves no CUDA error behind.
+void start_device_run() noexcept;
+
+/// Makes the device-side launch with this index in the run (0: its first) fail with
+/// cudaErrorLaunchPendingCountExceeded, as a full pending launch pool would; the thread's next
+/// cudaGetLastError() reports it. -1: none.
+void fail_device_launch(long long index);
+
+}  // namespace cdplab::harness

@@ -1,0 +1,124 @@
+// The grader's device library: every call the exercise's device code makes to the device runtime
+// (launches, streams, the device heap, events, error reads) comes here, because the loader renames
+// those call targets in the exercise's PTX (device_code.cpp). Compiled to PTX only; the loader
+// gives every name that starts with cdplab_hook_ a suffix drawn per process before it links, so
+// that no exercise can name these counters.
+#include "device_runtime_counts.h"
+
+#include <cuda_runtime.h>
+
+using cdplab::harness::DeviceRuntimeControl;
+using cdplab::harness::DeviceRuntimeCounts;
+
+extern "C" {
+__device__ DeviceRuntimeCounts cdplab_hook_counts;
+__device__ DeviceRuntimeControl cdplab_hook_control = {-1};
+/// Threads owed an injected error by their next error read, as (grid, thread) keys; 0 is free.
+__device__ unsigned long long cdplab_hook_owed[64];
+}
+
+namespace {
+
+__device__ void count(unsigned long long& field) { atomicAdd(&field, 1ull); }
+
+/// This thread in this grid: the grid's id (unique while the program runs) and the thread's
+/// linear index in it, folded into one key that is never 0.
+__device__ unsigned long long thread_key() {
+  unsigned long long grid = 0;
+  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
+  const unsigned long long block = (static_cast<unsigned long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  const unsigned long long thread =
+      block * blockDim.x * blockDim.y * blockDim.z + (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  return (grid << 40) ^ (thread + 1);
+}
+
+__device__ void owe_error() {
+  const unsigned long long key = thread_key();
+  for (auto& slot : cdplab_hook_owed)
+    if (atomicCAS(&slot, 0ull, key) == 0ull) return;
+}
+
+/// The injected error this thread is owed, if any; `take` clears it (cudaGetLastError does, the
+/// peek does not).
+__device__ cudaError_t owed_error(bool take) {
+  const unsigned long long key = thread_key();
+  for (auto& slot : cdplab_hook_owed) {
+    if (slot != key) continue;
+    if (!take || atomicCAS(&slot, key, 0ull) == key) return cudaErrorLaunchPendingCountExceeded;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace
+
+extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, cudaStream_t stream) {
+  const unsigned long long index = atomicAdd(&cdplab_hook_counts.launches, 1ull);
+  if (stream == nullptr) count(cdplab_hook_counts.null_stream);
+  else if (stream == cudaStreamTailLaunch) count(cdplab_hook_counts.tail_launch);
+  else if (stream == cudaStreamFireAndForget) count(cdplab_hook_counts.fire_and_forget);
+  else count(cdplab_hook_counts.named_stream);
+  const long long fail = cdplab_hook_control.fail_launch;
+  if (fail >= 0 && static_cast<unsigned long long>(fail) == index) {
+    count(cdplab_hook_counts.launches_injected);
+    count(cdplab_hook_counts.launches_failed);
+    owe_error();
+    return cudaErrorLaunchPendingCountExceeded;
+  }
+  const cudaError_t status = cudaLaunchDeviceV2(parameters, stream);
+  if (status != cudaSuccess) count(cdplab_hook_counts.launches_failed);
+  return status;
+}
+
+extern "C" __device__ cudaError_t cdplab_hook_GetLastError() {
+  count(cdplab_hook_counts.error_reads);
+  const cudaError_t owed = owed_error(true);
+  const cudaError_t real = cudaGetLastError();
+  return owed != cudaSuccess ? owed : real;
+}
+
+extern "C" __device__ cudaError_t cdplab_hook_PeekAtLastError() {
+  count(cdplab_hook_counts.error_reads);
+  const cudaError_t owed = owed_error(false);
+  const cudaError_t real = cudaPeekAtLastError();
+  return owed != cudaSuccess ? owed : real;
+}
+
+extern "C" __device__ cudaError_t cdplab_hook_StreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
+  const cudaError_t status = cudaStreamCreateWithFlags(stream, flags);
+  if (status == cudaSuccess) count(cdplab_hook_counts.streams_created);
+  return status;
+}
+
+extern "C" __device__ cudaError_t cdplab_hook_StreamDestroy(cudaStream_t stream) {
+  const cudaError_t status = cudaStreamDestroy(stream);
+  if (status == cudaSuccess) count(cdplab_hook_counts.streams_destroyed);
+  return status;
+}
+
+extern "C" __device__ cudaError_t cdplab_hook_Malloc(void** pointer, size_t bytes) {
+  const cudaError_t status = cudaMalloc(pointer, bytes);
+  if (status == cudaSuccess) count(cdplab_hook_counts.heap_cuda_mallocs);
+  return status;
+}
+
+extern "C" __device__ cudaError_t cdplab_hook_Free(void* pointer) {
+  const cudaError_t status = cudaFree(pointer);
+  if (status == cudaSuccess) count(cdplab_hook_counts.heap_cuda_frees);
+  return status;
+}
+
+extern "C" __device__ cudaError_t cdplab_hook_EventRecord(cudaEvent_t event, cudaStream_t stream) {
+  count(cdplab_hook_counts.events_recorded);
+  return cudaEventRecord(event, stream);
+}
+
+extern "C" __device__ void* cdplab_hook_malloc(size_t bytes) {
+  void* memory = malloc(bytes);
+  if (memory != nullptr) count(cdplab_hook_counts.heap_mallocs);
+  return memory;
+}
+
+extern "C" __device__ void cdplab_hook_free(void* memory) {
+  if (memory != nullptr) count(cdplab_hook_counts.heap_frees);
+  free(memory);
+}

@@ -1,0 +1,39 @@
+/// @file ptx_instrument.h
+/// @brief The exercise's PTX made observable: its calls to the device runtime renamed to the
+///        grader's hooks (device_runtime_hooks.cu), and the names its host code reaches.
+///
+/// Pure text work, with no GPU and no CUDA call: the grader's own tests run it on every exercise.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cdplab::harness::device_code {
+
+/// The device-runtime entry points the hooks stand in for, as nvcc's PTX names them
+/// (`__cudaCDP2<name>`), and the device heap's `malloc` and `free`.
+const std::vector<std::string>& hooked_runtime_calls();
+
+/// `ptx` with every call target listed by hooked_runtime_calls() renamed to the hook of that name
+/// with `tag` as its prefix (`__cudaCDP2LaunchDeviceV2` -> `<tag>LaunchDeviceV2`, `malloc` ->
+/// `<tag>malloc`), declarations included. Identifiers are matched whole.
+struct InstrumentedPtx {
+  std::string ptx;
+  /// Launch entry points left in the PTX that no hook observes (`__cudaCDP2LaunchDevice`, say):
+  /// a launch through one would go uncounted, so the grader refuses such code.
+  std::vector<std::string> unobserved_launches;
+};
+InstrumentedPtx instrument_ptx(const std::string& ptx, const std::string& tag);
+
+/// The hooks' PTX with the prefix `cdplab_hook_` of every name replaced by `tag`.
+std::string hooks_ptx(const std::string& tag);
+
+/// The kernels and the global and constant variables a PTX module defines with external linkage
+/// (`.visible .entry NAME`, `.visible .global ... NAME`, `.visible .const ... NAME`): the names
+/// by which host code reaches device code.
+std::vector<std::string> exported_device_names(const std::string& ptx);
+
+/// A tag no other process draws: "cdplab_hook_" and 16 random hexadecimal digits and "_".
+std::string fresh_hook_tag();
+
+}  // namespace cdplab::harness::device_code

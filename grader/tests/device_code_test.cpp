@@ -1,0 +1,179 @@
+// The device-code loader's parts that need no GPU (grader/harness/device_code): the exercise's
+// PTX instrumented (its device-runtime calls renamed to the grader's hooks), the names its host
+// code reaches, and every exercise of this build linked at run time with the hooks, the starter
+// kit's and chapters' device libraries and the device runtime, as a check process links it.
+#include "device_link.h"
+#include "ptx_instrument.h"
+
+#include "files/files.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace cdplab::harness::device_code;
+
+namespace {
+
+// What nvcc 13 writes for a parent that creates a stream, launches into it, reads the error,
+// allocates and frees on the device heap (shortened: declarations and the calls).
+const char* const kParentPtx = R"(
+.extern .func  (.param .b32 func_retval0) __cudaCDP2GetLastError
+()
+;
+.extern .func  (.param .b32 func_retval0) __cudaCDP2StreamCreateWithFlags
+(
+	.param .b64 __cudaCDP2StreamCreateWithFlags_param_0,
+	.param .b32 __cudaCDP2StreamCreateWithFlags_param_1
+)
+;
+.extern .func  (.param .b64 func_retval0) __cudaCDP2GetParameterBufferV2
+(
+	.param .b64 __cudaCDP2GetParameterBufferV2_param_0
+)
+;
+.extern .func  (.param .b32 func_retval0) __cudaCDP2LaunchDeviceV2
+(
+	.param .b64 __cudaCDP2LaunchDeviceV2_param_0,
+	.param .b64 __cudaCDP2LaunchDeviceV2_param_1
+)
+;
+.extern .func  (.param .b64 func_retval0) malloc
+(
+	.param .b64 malloc_param_0
+)
+;
+.extern .func free
+(
+	.param .b64 free_param_0
+)
+;
+.visible .const .align 4 .b8 _ZN2ns4coefE[16];
+.visible .global .align 4 .u32 _ZN2ns5countE = 0;
+.global .align 1 .b8 $str[4] = {102, 114, 101, 101};
+.visible .entry _ZN2ns5childEPi(
+.visible .entry _ZN2ns6parentEPi(
+	call.uni (retval0), 
+	__cudaCDP2StreamCreateWithFlags, 
+	call.uni (retval0), 
+	__cudaCDP2GetParameterBufferV2, 
+	call.uni (retval0), 
+	__cudaCDP2LaunchDeviceV2, 
+	call.uni (retval0), 
+	__cudaCDP2GetLastError, 
+	call.uni (retval0), 
+	malloc, 
+	call.uni 
+	free, 
+	mov.u64 	%rd9, my_malloc_pool;
+)";
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+/// How often `name` occurs in `text` as a whole PTX identifier.
+std::size_t identifier_count(const std::string& text, const std::string& name) {
+  const auto part = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%'; };
+  std::size_t n = 0;
+  for (auto at = text.find(name); at != std::string::npos; at = text.find(name, at + name.size()))
+    if ((at == 0 || !part(text[at - 1])) && (at + name.size() == text.size() || !part(text[at + name.size()]))) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("device code: the device-runtime calls are renamed to the hooks, declarations and calls alike") {
+  const std::string tag = "cdplab_hook_0123456789abcdef_";
+  const auto instrumented = instrument_ptx(kParentPtx, tag);
+  CHECK(instrumented.unobserved_launches.empty());
+  for (const std::string call : {"LaunchDeviceV2", "GetLastError", "StreamCreateWithFlags"}) {
+    CAPTURE(call);
+    CHECK(identifier_count(instrumented.ptx, "__cudaCDP2" + call) == 0);
+    CHECK(identifier_count(instrumented.ptx, tag + call) == 2);  // its declaration and its call
+  }
+  CHECK(identifier_count(instrumented.ptx, tag + "malloc") == 2);
+  CHECK(identifier_count(instrumented.ptx, tag + "free") == 2);
+  CHECK(identifier_count(instrumented.ptx, "malloc") == 0);
+  // What the hooks do not stand in for stays; so do names that merely contain a hooked one.
+  CHECK(identifier_count(instrumented.ptx, "__cudaCDP2GetParameterBufferV2") == 2);
+  CHECK(identifier_count(instrumented.ptx, "my_malloc_pool") == 1);
+  CHECK(identifier_count(instrumented.ptx, "malloc_param_0") == 1);
+  CHECK(count_of(instrumented.ptx, "{102, 114, 101, 101}") == 1);  // a string's bytes are no names
+}
+
+TEST_CASE("device code: a launch entry point no hook observes is reported") {
+  const std::string ptx = std::string(kParentPtx) + "\n\tcall.uni (retval0), __cudaCDP2LaunchDevice, (param0);\n";
+  const auto instrumented = instrument_ptx(ptx, "cdplab_hook_x_");
+  REQUIRE(instrumented.unobserved_launches.size() == 1);
+  CHECK(instrumented.unobserved_launches.front() == "__cudaCDP2LaunchDevice");
+}
+
+TEST_CASE("device code: the hooks' names all carry the process's tag") {
+  const std::string tag = "cdplab_hook_fedcba9876543210_";
+  const std::string hooks = hooks_ptx(tag);
+  CHECK(count_of(hooks, tag + "LaunchDeviceV2") >= 1);
+  CHECK(count_of(hooks, tag + "counts") >= 1);
+  CHECK(count_of(hooks, "cdplab_hook_") == count_of(hooks, tag));
+  // Every call the instrumentation renames has its hook.
+  for (const auto& call : hooked_runtime_calls()) {
+    CAPTURE(call);
+    CHECK(hooks.find(".visible .func") != std::string::npos);
+    CHECK(count_of(hooks, tag + call) >= 1);
+  }
+  CHECK(fresh_hook_tag() != fresh_hook_tag());
+  CHECK(fresh_hook_tag().size() == std::string("cdplab_hook_").size() + 17);
+}
+
+TEST_CASE("device code: the names host code reaches are the visible kernels and variables") {
+  const auto names = exported_device_names(kParentPtx);
+  CHECK(names == std::vector<std::string>{"_ZN2ns4coefE", "_ZN2ns5countE", "_ZN2ns5childEPi", "_ZN2ns6parentEPi"});
+}
+
+TEST_CASE("device code: every exercise of this build links with the hooks and its device libraries") {
+  std::ifstream in(fs::path(CDPLAB_BINARY_DIR) / "cdplab-index.json");
+  REQUIRE(in);
+  const auto index = nlohmann::json::parse(in);
+  const std::string tag = fresh_hook_tag();
+  int linked = 0;
+  for (const auto& exercise : index.at("exercises")) {
+    const std::string ptx_path = exercise.value("ptx", "");
+    if (ptx_path.empty() || !fs::exists(ptx_path)) continue;
+    const std::string test = exercise.value("test", "");
+    CAPTURE(test);
+    const std::string joined = index.at("device_libraries").value(test, "");
+    std::vector<std::string> libraries;
+    for (std::size_t at = 0; at < joined.size();) {
+      auto end = joined.find('|', at);
+      if (end == std::string::npos) end = joined.size();
+      libraries.push_back(joined.substr(at, end - at));
+      at = end + 1;
+    }
+    const auto instrumented = instrument_ptx(cdplab::files::read_text(ptx_path), tag);
+    CHECK(instrumented.unobserved_launches.empty());
+    const auto result = link_device_code({{"exercise", instrumented.ptx}, {"hooks", hooks_ptx(tag)}}, libraries,
+                                         "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));
+    CHECK_MESSAGE(result.ok, result.log);
+    CHECK(result.cubin.size() > 1000);
+    ++linked;
+  }
+  CHECK(linked >= 19);
+}
+
+TEST_CASE("device code: a link error comes back with the linker's words") {
+  const std::string tag = fresh_hook_tag();
+  const std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                          ".extern .func (.param .b32 func_retval0) missing_helper();\n"
+                          ".visible .entry k() { .reg .b32 %r<2>; call.uni (%r1), missing_helper, (); ret; }\n";
+  const auto result = link_device_code({{"exercise", ptx}}, {}, "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));
+  CHECK_FALSE(result.ok);
+  CHECK(result.log.find("missing_helper") != std::string::npos);
+}
