@@ -60,7 +60,7 @@ function(cdplab_add_chapter chapter)
       # A submission may lack a file: the grader reports it; the build goes on without it.
       message(STATUS "cdp-lab: ${test_name}: ${exercise_source} not found; not built")
       set(all_present FALSE)
-      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "" "" "" "")
+      cdplab_index_add("${chapter}" "${stem}" "" "" "${exercise_source}" "" "" "" "" "" "" "")
       continue()
     endif()
 
@@ -76,8 +76,23 @@ function(cdplab_add_chapter chapter)
     set(checks_target "cdplab_checks_${chapter_id}_${stem}")
     cdplab_kit_checks(${checks_target} SOURCES "${suite_source}"
                       LIBRARIES cdplab::harness ${oracle_target} ${support_target})
+    # An exercise whose lesson has host parts (cdplab/host_part.h) lists them in
+    # <stem>_host_parts.cpp: the grading suite calls the student's through a process of their own
+    # (grader/harness/host_parts/host_parts.h), which this tree builds from its exercise file.
+    set(host_parts_table "${suite_dir}/${stem}_host_parts.cpp")
+    set(host_parts_proxy "")
+    set(host_parts_server "")
+    if(EXISTS "${host_parts_table}")
+      set(host_parts_proxy "cdplab_host_parts_proxy_${chapter_id}_${stem}")
+      cdplab_kit_checks(${host_parts_proxy} SOURCES "${host_parts_table}" LIBRARIES cdplab::harness ${support_target})
+      if(NOT CDPLAB_KIT_IN_USE OR NOT DEFINED CDPLAB_KIT_OBJECTS_${host_parts_proxy})
+        target_compile_definitions(${host_parts_proxy} PRIVATE CDPLAB_HOST_PARTS_PROXY)
+      endif()
+      set(host_parts_server "cdplab_host_parts_${chapter_id}_${stem}")
+      cdplab_host_parts_server(${host_parts_server} "${host_parts_table}" ${exercise_target})
+    endif()
     cdplab_reference_suite(${chapter} ${stem} ${suite_target} ${checks_target} "${support_target}"
-                           "${oracle_target}" reference reference_target)
+                           "${oracle_target}" "${host_parts_proxy}" reference reference_target)
     cdplab_add_suite(${suite_target} NAME "${test_name}" HOST_PTX "${ptx}" DEVICE_LIBRARIES ${support_target}
                      LIBRARIES ${checks_target} ${exercise_target} ${oracle_target})
     # One CTest test per check ("01-fundamentals/child_grids/<check>"): a crash or a hang in
@@ -93,9 +108,14 @@ function(cdplab_add_chapter chapter)
     cdplab_discover_tests(${suite_target} PREFIX "${test_name}/"
       LABELS gpu ${chapter} ${test_name} SERIAL_PATTERN "${serial_pattern}"
       PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout})
+    set(host_parts_executable "")
+    if(host_parts_server)
+      set(host_parts_executable "$<TARGET_FILE:${host_parts_server}>")
+    endif()
     cdplab_index_add("${chapter}" "${stem}" "${suite_target}" "$<TARGET_FILE:${suite_target}>"
                      "${exercise_source}" "${ptx}"
-                     "$<TARGET_FILE:${exercise_target}>" "${reference}" "${reference_target}" "${exercise_target}")
+                     "$<TARGET_FILE:${exercise_target}>" "${reference}" "${reference_target}" "${exercise_target}"
+                     "${host_parts_executable}" "${host_parts_server}")
     cdplab_device_libraries(device_libraries ${support_target})
     set_property(GLOBAL APPEND PROPERTY CDPLAB_DEVICE_LIBRARIES_INDEX "\"${test_name}\": \"${device_libraries}\"")
   endforeach()
@@ -147,24 +167,40 @@ function(cdplab_exercise_library target source ptx_dir support_target ptx_out)
     VERBATIM)
 endfunction()
 
+# cdplab_host_parts_server(<target> <table> <exercise_target>): the process that runs the student's
+# host parts under grading (grader/harness/host_parts/host_parts.h): the exercise file, the table
+# compiled to register its host parts, and the harness's main() for it. The CUDA calls a host part
+# may make are answered and recorded by that main()'s stand-ins (link-time wrapped), and it finds a
+# written variable's name by its address (exported symbols). Built with the exercise's code.
+function(cdplab_host_parts_server target table exercise_target)
+  add_executable(${target} "${table}")
+  target_compile_definitions(${target} PRIVATE CDPLAB_HOST_PARTS_SERVE)
+  target_link_libraries(${target} PRIVATE ${exercise_target} cdplab::host_parts_server)
+  set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
+  target_link_options(${target} PRIVATE
+    "LINKER:--wrap=cudaDeviceGetLimit,--wrap=cudaDeviceSetLimit,--wrap=cudaGetLastError,--wrap=cudaPeekAtLastError"
+    "LINKER:--wrap=cudaMemcpyToSymbol,--wrap=cudaMemcpyToSymbolAsync")
+endfunction()
+
 # cdplab_reference_suite: the suite's checks linked a second time, against solutions/: the
-# "reference twin". It is the judge of `cdplab grade` (grader/harness/observe.h): it replays what
-# the student's process recorded of each check's GPU steps, with no student code in it, and
-# decides the checks. Sets `out` to the twin's path (a generator expression) and `target_out` to
-# its target in this tree, or either to "" when there is none (a twin from a grading kit has no
-# target here: the kit's tree builds it). A build of solutions/ is its own twin; a tree using a
-# grading kit takes the kit's; a copy without solutions/ (a student release) has none and needs
-# none: `cdplab check` runs every check in direct mode, the speed checks against baselines that
-# ship with the grader (grader/harness/speed.h). No twin is part of ALL; the grading kit's
-# target builds them all.
-function(cdplab_reference_suite chapter stem suite_target checks_target support_target oracle_target out
-         target_out)
+# "grading suite" of `cdplab grade`. It runs in the grader's box with the student's device code
+# loaded (grader/harness/device_code/device_code.h) and, where the exercise has host parts, the
+# student's host parts called through a process of their own (`host_parts_proxy`, the table
+# compiled as proxies: grader/harness/host_parts/host_parts.h); everything else of the host side
+# is the workbook's. Sets `out` to its path (a generator expression) and `target_out` to its
+# target in this tree, or either to "" when there is none (one from a grading kit has no target
+# here: the kit's tree builds it). A build of solutions/ is its own grading suite unless the
+# exercise has host parts; a tree using a grading kit takes the kit's; a copy without solutions/
+# (a student release) has none and needs none: `cdplab check` runs the student's own suite. None
+# is part of ALL; the grading kit's target builds them all.
+function(cdplab_reference_suite chapter stem suite_target checks_target support_target oracle_target
+         host_parts_proxy out target_out)
   set(${out} "" PARENT_SCOPE)
   set(${target_out} "" PARENT_SCOPE)
   set(reference_source "${PROJECT_SOURCE_DIR}/solutions/${chapter}/${stem}.cu")
   file(REAL_PATH "${CDPLAB_EXERCISE_DIR}" exercise_dir)
   file(REAL_PATH "${PROJECT_SOURCE_DIR}/solutions" solutions_dir)
-  if(exercise_dir STREQUAL solutions_dir)
+  if(exercise_dir STREQUAL solutions_dir AND NOT host_parts_proxy)
     cdplab_kit_record_reference(${suite_target} ${suite_target})
     set(${out} "$<TARGET_FILE:${suite_target}>" PARENT_SCOPE)
     set(${target_out} "${suite_target}" PARENT_SCOPE)
@@ -178,28 +214,36 @@ function(cdplab_reference_suite chapter stem suite_target checks_target support_
   if(NOT EXISTS "${reference_source}")
     return()
   endif()
-  set(exclude EXCLUDE_FROM_ALL)
   string(REGEX REPLACE "[^A-Za-z0-9]" "_" chapter_id "${chapter}")
-  set(reference_library "cdplab_reference_${chapter_id}_${stem}")
-  cdplab_exercise_library(${reference_library} "${reference_source}"
-                          "${CMAKE_CURRENT_BINARY_DIR}/ptx-reference/${chapter}/${stem}" "${support_target}" reference_ptx)
-  set_target_properties(${reference_library} PROPERTIES EXCLUDE_FROM_ALL ON)
-  set(twin "reference_${suite_target}")
-  # The suite's own name: a judge reads the observations the suite recorded under that name.
-  cdplab_add_suite(${twin} ${exclude} NAME "${chapter}/${stem}" HOST_PTX "${reference_ptx}"
+  if(exercise_dir STREQUAL solutions_dir)
+    set(reference_library "cdplab_exercise_${chapter_id}_${stem}")  # compiled once already
+    set(reference_ptx "${CMAKE_CURRENT_BINARY_DIR}/ptx/${chapter}/${stem}/${stem}${CDPLAB_KEPT_PTX_SUFFIX}")
+  else()
+    set(reference_library "cdplab_reference_${chapter_id}_${stem}")
+    cdplab_exercise_library(${reference_library} "${reference_source}"
+                            "${CMAKE_CURRENT_BINARY_DIR}/ptx-reference/${chapter}/${stem}" "${support_target}"
+                            reference_ptx)
+    set_target_properties(${reference_library} PROPERTIES EXCLUDE_FROM_ALL ON)
+  endif()
+  set(grading_suite "grading_${suite_target}")
+  # The suite's own name: its results are the suite's.
+  cdplab_add_suite(${grading_suite} EXCLUDE_FROM_ALL NAME "${chapter}/${stem}" HOST_PTX "${reference_ptx}"
                    DEVICE_LIBRARIES ${support_target}
-                   LIBRARIES ${checks_target} ${reference_library} ${oracle_target})
-  cdplab_kit_record_reference(${suite_target} ${twin})
-  set(${out} "$<TARGET_FILE:${twin}>" PARENT_SCOPE)
-  set(${target_out} "${twin}" PARENT_SCOPE)
+                   LIBRARIES ${checks_target} ${host_parts_proxy} ${reference_library} ${oracle_target})
+  cdplab_kit_record_reference(${suite_target} ${grading_suite})
+  set(${out} "$<TARGET_FILE:${grading_suite}>" PARENT_SCOPE)
+  set(${target_out} "${grading_suite}" PARENT_SCOPE)
 endfunction()
 
-# One exercise of <build>/cdplab-index.json. "judge" is the suite's reference twin (the judge of
-# `cdplab grade`, grader/harness/observe.h), "judge_target" its target when this tree builds it
-# (empty when it comes from a grading kit, whose tree builds it); both empty when there is none.
-function(cdplab_index_add chapter stem target executable source ptx library judge judge_target library_target)
+# One exercise of <build>/cdplab-index.json. "grading_suite" is the suite `cdplab grade` runs (the
+# checks linked against solutions/, cdplab_reference_suite), "grading_suite_target" its target when
+# this tree builds it (empty when it comes from a grading kit, whose tree builds it); both empty
+# when there is none. "host_parts" is the process of the exercise's host parts built from this
+# tree's exercise file ("host_parts_target" its target); empty when the exercise has none.
+function(cdplab_index_add chapter stem target executable source ptx library grading_suite grading_suite_target
+         library_target host_parts host_parts_target)
   set_property(GLOBAL APPEND PROPERTY CDPLAB_EXERCISE_INDEX
-    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx\": \"${ptx}\", \"library\": \"${library}\", \"judge\": \"${judge}\", \"judge_target\": \"${judge_target}\", \"library_target\": \"${library_target}\"}")
+    "{\"chapter\": \"${chapter}\", \"stem\": \"${stem}\", \"test\": \"${chapter}/${stem}\", \"target\": \"${target}\", \"executable\": \"${executable}\", \"source\": \"${source}\", \"ptx\": \"${ptx}\", \"library\": \"${library}\", \"grading_suite\": \"${grading_suite}\", \"grading_suite_target\": \"${grading_suite_target}\", \"library_target\": \"${library_target}\", \"host_parts\": \"${host_parts}\", \"host_parts_target\": \"${host_parts_target}\"}")
 endfunction()
 
 # Writes <build>/cdplab-index.json: what this build tree holds, for the cdplab command line.

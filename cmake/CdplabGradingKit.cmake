@@ -1,7 +1,8 @@
 # The grading kit: what the build tree of one submission shares with every other one. That is
 # the starter kit, the harness with the suites' main(), the oracles, the chapters' support
-# kernels, the compiled checks of every suite, and every suite's reference twin (the judge of
-# `cdplab grade`, grader/harness/observe.h, which the speed checks also time).
+# kernels, the compiled checks of every suite, and every suite's grading suite (the checks linked
+# against the workbook's host code, which `cdplab grade` runs with the submission's device code
+# loaded: grader/harness/device_code/device_code.h).
 # A tree configured as usual compiles all of it and describes it in
 # <build>/cdplab-grading-kit.cmake (target cdplab_grading_kit builds every piece).
 # `cdplab grade` configures each submission's tree with -DCDPLAB_GRADING_KIT=<that file>. Such a
@@ -65,7 +66,7 @@ function(cdplab_kit_library target)
 endfunction()
 
 # cdplab_kit_checks(<target> SOURCES <files>... LIBRARIES <libraries>...): the compiled checks of
-# a suite (its *_test.cpp), linked into the suite and into its reference twin. An object library
+# a suite (its *_test.cpp), linked into the suite and into its grading suite. An object library
 # compiled here, or the kit's objects; LIBRARIES give the headers they include.
 function(cdplab_kit_checks target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;LIBRARIES")

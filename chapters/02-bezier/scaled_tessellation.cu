@@ -12,6 +12,7 @@
 // launches each child into a stream of its own or into cudaStreamFireAndForget.
 #include "cdplab/bezier.h"
 #include "cdplab/check.h"
+#include "cdplab/host_part.h"
 
 #include <cstddef>
 #include <limits>
@@ -87,20 +88,28 @@ void check_arrays(const char* function, const void* lines, const void* out, int 
 
 }  // namespace
 
-void tessellate_scaled(const Line* lines, LineVertices* out, int n, ChildStream stream, const Tessellation& t) {
-  check_arrays("tessellate_scaled", lines, out, n);
-  if (t.min_vertices < 2 || t.max_vertices < t.min_vertices) {
-    throw std::invalid_argument("tessellate_scaled: the tessellation needs 2 <= min_vertices <= max_vertices");
-  }
-  if (n == 0) return;  // a grid of zero blocks is a launch error
-  // TODO(scaled-tessellation): before anything is launched, make room for the workload:
+/// Host part (cdplab/host_part.h): makes room for the workload of `n` lines tessellated with `t`
+/// (the pending launch pool and the device heap), before anything is launched.
+CDPLAB_HOST_PART void reserve_tessellation_resources(int n, const Tessellation& t) {
+  // TODO(scaled-tessellation): make room for the workload of n lines (n > 0):
   //  - cudaLimitDevRuntimePendingLaunchCount: at least one pending launch per line, plus
   //    kPendingLaunchMargin;
   //  - cudaLimitMallocHeapSize: every line's worst case (t.max_vertices Points), sized as the
   //    constants above describe.
   // Read each limit with cudaDeviceGetLimit and raise it only when it is smaller (the heap
   // cannot change any more once a kernel that uses it has run). Wrap each call in CDPLAB_CHECK.
+  (void)n;
+  (void)t;
   CDPLAB_TODO();
+}
+
+void tessellate_scaled(const Line* lines, LineVertices* out, int n, ChildStream stream, const Tessellation& t) {
+  check_arrays("tessellate_scaled", lines, out, n);
+  if (t.min_vertices < 2 || t.max_vertices < t.min_vertices) {
+    throw std::invalid_argument("tessellate_scaled: the tessellation needs 2 <= min_vertices <= max_vertices");
+  }
+  if (n == 0) return;  // a grid of zero blocks is a launch error
+  reserve_tessellation_resources(n, t);  // the host part above: before anything is launched
   reset_device_report();
   const unsigned blocks = (static_cast<unsigned>(n) + kScaledParentThreads - 1) / kScaledParentThreads;
   scaled_parent<<<blocks, kScaledParentThreads>>>(lines, out, n, t, stream);

@@ -11,6 +11,7 @@
 // the host tries cudaFree on it and records the error; a last kernel frees it in device code.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/host_part.h"
 #include "cdplab/visibility.h"
 
 #include <cstddef>
@@ -77,15 +78,21 @@ cudaError_t try_host_free() {
 
 }  // namespace
 
+/// Host part (cdplab/host_part.h): makes the device heap large enough for one buffer of
+/// sizes[i] unsigned integers per item, before anything is launched.
+CDPLAB_HOST_PART void reserve_heap_for(const std::vector<unsigned>& sizes) {
+  // TODO(device-heap): the device heap holds 8 MiB by default, too little for large
+  // workloads. Read cudaLimitMallocHeapSize with cudaDeviceGetLimit and, when it is smaller
+  // than the sizes need (twice the bytes of all buffers, plus 64 bytes per buffer, plus
+  // 1 MiB), raise it with cudaDeviceSetLimit. Wrap the calls in CDPLAB_CHECK.
+  (void)sizes;
+  CDPLAB_TODO();
+}
+
 HeapRun heap_scratch_sums(const std::vector<unsigned>& sizes) {
   if (sizes.size() >= (std::size_t{1} << 31)) throw std::invalid_argument("heap_scratch_sums: at most 2^31 - 1 items");
   HeapRun run{{}, cudaSuccess};
-  // TODO(device-heap): the device heap holds 8 MiB by default, too little for large
-  // workloads. Before anything is launched, read cudaLimitMallocHeapSize with
-  // cudaDeviceGetLimit and, when it is smaller than the sizes need (twice the bytes of all
-  // buffers, plus 64 bytes per buffer, plus 1 MiB), raise it with cudaDeviceSetLimit. Wrap
-  // the calls in CDPLAB_CHECK.
-  CDPLAB_TODO();
+  reserve_heap_for(sizes);  // the host part above: before anything is launched
 
   if (!sizes.empty()) {
     const auto n = static_cast<unsigned>(sizes.size());

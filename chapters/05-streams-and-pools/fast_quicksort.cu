@@ -24,6 +24,7 @@
 // however long it is; by then there are enough ranges to give every SM several blocks to sort.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/host_part.h"
 #include "cdplab/launch_pool.h"
 #include "cdplab/streams.h"
 
@@ -420,6 +421,18 @@ __global__ void fast_sort_root(SortBuffers buffers, unsigned n) { sort_range(buf
 
 namespace cdplab::streams {
 
+/// Host part (cdplab/host_part.h): sizes the pending launch pool for every launch a sort of `n`
+/// values can make, before the first launch.
+CDPLAB_HOST_PART void reserve_fast_sort_launches(std::size_t n) {
+  // TODO(fast-quicksort): size the pending launch pool for a sort of n values: every
+  // launch holds an entry at least until its grid starts, and how many wait at once depends
+  // on timing, so the safe pool holds them all. Bound the launches of the sort (which ranges
+  // are partitioned? how many can one level hold? what does each one launch?), add a margin,
+  // and pass the sum to cdplab::reserve_pending_launches.
+  (void)n;
+  CDPLAB_TODO();
+}
+
 FastSortWorkspace::FastSortWorkspace(std::size_t capacity_values)
     : capacity(capacity_values),
       scratch(capacity_values),
@@ -436,12 +449,7 @@ void fast_quicksort_device(int* data, std::size_t n, FastSortWorkspace& workspac
     throw std::invalid_argument("fast_quicksort_device: " + std::to_string(n) + " values, but the workspace holds " +
                                 std::to_string(workspace.capacity));
   }
-  // TODO(fast-quicksort): size the pending launch pool before the first launch: every
-  // launch holds an entry at least until its grid starts, and how many wait at once depends
-  // on timing, so the safe pool holds them all. Bound the launches of a sort of n values (which ranges are
-  // partitioned? how many can one level hold? what does each one launch?), add a margin,
-  // and pass the sum to cdplab::reserve_pending_launches.
-  CDPLAB_TODO();
+  reserve_fast_sort_launches(n);  // the host part above: before the first launch
   CDPLAB_CHECK(cudaMemsetAsync(workspace.stats.data(), 0, sizeof(FastSortStats)));
   if (n < 2) {
     CDPLAB_CHECK(cudaDeviceSynchronize());

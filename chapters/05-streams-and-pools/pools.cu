@@ -11,6 +11,7 @@
 // parent is launched. Launches are counted, not thrown: the grader wants to see how many fail.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/host_part.h"
 #include "cdplab/streams.h"
 
 #include <algorithm>
@@ -34,6 +35,19 @@ __global__ void pool_parent(grader::LaunchBoard* board, unsigned n) {
   CDPLAB_TODO();
 }
 
+/// Host part (cdplab/host_part.h): makes room in the pending launch pool for `children`
+/// launches pending at once, plus a margin, and returns the pool size now in effect.
+CDPLAB_HOST_PART std::size_t size_launch_pool(unsigned children) {
+  // TODO(pools): every child is pending at once, and the pool holds 2048 launches unless
+  // told otherwise (fewer where the program set it lower). Read
+  // cudaLimitDevRuntimePendingLaunchCount with cudaDeviceGetLimit; when it holds fewer than
+  // `children` entries plus a margin, raise it with cudaDeviceSetLimit (never lower it). Wrap
+  // each call in CDPLAB_CHECK. Read the limit back and return it: the pool size now in effect.
+  (void)children;
+  CDPLAB_TODO();
+  return 0;  // not reached: CDPLAB_TODO() throws
+}
+
 PoolRun launch_many_children(unsigned children) {
   PoolRun run;
   run.children = children;
@@ -48,15 +62,13 @@ PoolRun launch_many_children(unsigned children) {
   DeviceArray<grader::LaunchBoard> board(std::vector<grader::LaunchBoard>{start});
   const unsigned blocks = (children + kPoolThreads - 1) / kPoolThreads;
 
-  // TODO(pools): every child is pending at once, and the pool holds 2048 launches unless
-  // told otherwise (fewer where the program set it lower). Read cudaLimitDevRuntimePendingLaunchCount with cudaDeviceGetLimit;
-  // when it holds fewer than `children` entries plus a margin, raise it with
-  // cudaDeviceSetLimit. Read it back and store it in run.pool_limit. Then, as in earlier
-  // chapters: reset_device_report(), launch pool_parent<<<blocks, kPoolThreads>>>(board.data(),
-  // children), CDPLAB_CHECK(cudaGetLastError()), CDPLAB_CHECK(cudaDeviceSynchronize()) and
-  // throw_if_device_reported().
-  (void)blocks;
-  CDPLAB_TODO();
+  run.pool_limit = size_launch_pool(children);  // the host part above
+
+  reset_device_report();
+  pool_parent<<<blocks, kPoolThreads>>>(board.data(), children);
+  CDPLAB_CHECK(cudaGetLastError());
+  CDPLAB_CHECK(cudaDeviceSynchronize());  // the parent and every child that was launched
+  throw_if_device_reported();
 
   const grader::LaunchBoard end = board.download().front();
   const std::vector<unsigned> flags = ran.download();

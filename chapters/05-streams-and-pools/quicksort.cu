@@ -18,6 +18,7 @@
 // long (a slow single-thread heapsort: a fallback for rare inputs, not the normal path).
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/host_part.h"
 #include "cdplab/launch_pool.h"
 #include "cdplab/streams.h"
 
@@ -148,6 +149,19 @@ __global__ void quicksort_kernel(int* data, int left, int right, int depth, Sort
   if (threadIdx.x == 0) CDPLAB_TODO();
 }
 
+/// Host part (cdplab/host_part.h): sizes the pending launch pool for every launch a sort of `n`
+/// values can make, before the first launch.
+CDPLAB_HOST_PART void reserve_sort_launches(std::size_t n) {
+  // TODO(quicksort): size the pending launch pool for a sort of n values. Every launch of
+  // the sort holds an entry at least until its grid starts, and how many wait at once
+  // depends on timing: the safe pool holds them all. Derive from n how many launches
+  // the sort can make at most (which grids launch? how many of them can one level hold?),
+  // add kPendingLaunchMargin, and pass the sum to cdplab::reserve_pending_launches
+  // (cdplab/launch_pool.h): the same get-then-raise you wrote in the pools exercise.
+  (void)n;
+  CDPLAB_TODO();
+}
+
 SortRun quicksort(const std::vector<int>& data) {
   if (data.size() > kMaxSortValues) {
     throw std::invalid_argument("quicksort: at most " + std::to_string(kMaxSortValues) + " values, found " +
@@ -157,13 +171,7 @@ SortRun quicksort(const std::vector<int>& data) {
   if (data.empty()) return run;  // nothing to sort: no grid runs
   const int n = static_cast<int>(data.size());
 
-  // TODO(quicksort): size the pending launch pool before the first launch. Every launch of
-  // the sort holds an entry at least until its grid starts, and how many wait at once
-  // depends on timing: the safe pool holds them all. Derive from n how many launches
-  // the sort can make at most (which grids launch? how many of them can one level hold?),
-  // add kPendingLaunchMargin, and pass the sum to cdplab::reserve_pending_launches
-  // (cdplab/launch_pool.h): the same get-then-raise you wrote in the pools exercise.
-  CDPLAB_TODO();
+  reserve_sort_launches(data.size());  // the host part above: before the first launch
 
   DeviceArray<int> device_data(data);
   DeviceArray<SortStats> stats(1);  // zero: depth 0, no grid yet

@@ -5,9 +5,9 @@
 # again (`grade --only`, a fresh tree) and re-checks one with `cdplab check` in this cdplab's own
 # warm tree (a student's loop), and prints the seconds as Markdown tables (per submission:
 # preparing, building and grading apart, and the grading phase by phase: rules, checks beside
-# others, waiting for the GPU, checks with the GPU alone, judges, memcheck). With --gpus G (G > 1) the class is graded twice, with
-# one GPU and with G, each in build trees of its own, and the table gives both and the speed-up,
-# with whether every student got the same verdicts both ways. With
+# others, waiting for the GPU, checks with the GPU alone, memcheck). With --gpus G (G > 1) the
+# class is graded twice, with one GPU and with G, each in build trees of its own, and the table
+# gives both and the speed-up, with whether every student got the same verdicts both ways. With
 # --process-per-check every check runs in a process of its own (cdplab grade --process-per-check),
 # as before suite processes were shared: run it both ways on one machine to compare. With
 # --share-gpu S the class's checks run S submissions at a time on each GPU (cdplab grade

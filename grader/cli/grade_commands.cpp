@@ -254,7 +254,7 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
   if (args.sanitize) options.grade.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
   options.grade.memcheck_program = sanitizer::find_sanitizer(build_config::kNvcc);
   options.grade.shared_processes = !args.process_per_check;
-  options.grade.judge_outside = true;  // the course's grade: judged outside the student's process
+  options.grade.trusted_host = true;  // the course's grade: the grader's process is the host
   options.tool_version = build_config::kVersion;
   options.log = [](const std::string& line) { std::cerr << "cdplab: " << line << "\n"; };
   return options;
@@ -492,8 +492,11 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
 
   auto options = options_for(args, grading::fresh_seed());
   // Configured outside (CMake reads no file of the student's); built and run inside.
-  if (box) tree.set_sandbox(sandbox::submission_box(*box, ctx.toolchain, dir, build_dir));
-  options.judge_outside = true;  // the course's grade: judged outside the student's process
+  if (box) {
+    tree.set_sandbox(sandbox::submission_box(*box, ctx.toolchain, dir, build_dir));
+    tree.set_check_boxes(sandbox::check_box(*box, ctx.toolchain), sandbox::host_parts_box(ctx.toolchain, build_dir));
+  }
+  options.trusted_host = true;  // the course's grade: the grader's process is the host
   auto report = grading::grade_all(exercises, tree, options, dir.string());
   report.tool_version = build_config::kVersion;
   emit(report, args, ctx);

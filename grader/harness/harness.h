@@ -6,19 +6,14 @@
 /// it skips GPU checks (reporting them skipped, never passed) when no GPU is present, stops a
 /// check that hangs, and records every result for the cdplab command line.
 ///
-/// A check makes its inputs with check_rng(), runs every step that uses the GPU or the exercise
-/// inside observed() (observe.h), and judges the results with the CPU oracles. That lets the
-/// grader decide a check outside the student's process: the suite runs in one of three modes.
-/// Direct (`cdplab check`): the process runs the steps and judges them, as a student sees it.
-/// Record (`cdplab grade`, the student's process): it runs the steps and also writes their
-/// results into an observation file per check. Judge (the grader's own process, the checks linked
-/// against the reference solutions, no GPU): it runs no step, replays the recorded results in
-/// their place, and its verdicts are the grade. In a judge the helpers below that touch the GPU
-/// do nothing (release_after_check) or replay what the runner recorded (launch_pool_stress.h).
+/// A check makes its inputs with check_rng(), calls the exercise and judges the results with the
+/// CPU oracles. Under `cdplab grade` the suite process is the grader's own build: it runs the
+/// workbook's host code with the student's device code loaded into it (device_code/device_code.h)
+/// and the student's host parts called in a process of their own (host_parts/host_parts.h), so
+/// every output it judges is one it read back itself.
 #pragma once
 
 #include "launch_count.h"
-#include "observe.h"
 
 #include "cdplab/random.h"
 
@@ -71,10 +66,8 @@ int tenth_under_sanitizer(int n);
 /// sees them freed. It never changes a verdict already given: a release the student has not
 /// written yet, or one that fails, is ignored here, and the leak it leaves is the sanitizer's to
 /// report. (A release that corrupts memory may still spoil a later input of the same check.)
-/// Not observed: its outcome decides nothing. A judge, which made no allocation, skips it.
 template <class Release>
 void release_after_check(Release&& release) noexcept {
-  if (observe_mode() == ObserveMode::judge) return;
   try {
     release();
   } catch (...) {
@@ -82,8 +75,7 @@ void release_after_check(Release&& release) noexcept {
 }
 
 /// A generator for the running check: depends on the run's seed and the check's name, so a
-/// check sees the same input whatever other checks ran before it, and a judge regenerates the
-/// inputs the runner used.
+/// check sees the same input whatever other checks ran before it.
 Random check_rng();
 
 }  // namespace cdplab::harness

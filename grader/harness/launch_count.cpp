@@ -1,8 +1,6 @@
 // Launches counted on the device (launch_count.h).
 #include "launch_count.h"
 
-#include "observe.h"
-
 #include "device_code.h"
 
 #include "cdplab/check.h"
@@ -21,7 +19,7 @@ void clear_launch_count() noexcept {
 }
 
 void expect_launches_at_most(unsigned long long expected, const std::string& one_per) {
-  const auto launches = observed("device launches", [] { return device_runtime_counts().launches; });
+  const auto launches = device_runtime_counts().launches;
   CHECK_MESSAGE(launches <= expected,
                 "the run made " << launches << " device-side launches (counted by the grader as the device code "
                                 << "made them) where the lesson asks for " << expected << ": one per " << one_per

@@ -10,8 +10,8 @@ bool delay_on = false;  // what this process last set; the device's value starts
 }  // namespace
 
 void set_check_launch_delay(bool on) noexcept {
-  // Nothing to change, no CUDA call: a process that never turned the delay on (a judge, a test
-  // of the harness on the host) gets no CUDA context from turning it off.
+  // Nothing to change, no CUDA call: a process that never turned the delay on (a test of the
+  // harness on the host) gets no CUDA context from turning it off.
   if (on == delay_on) return;
   try {
     cdplab::set_launch_delay(on ? kCheckLaunchDelayNs : 0);

@@ -1,19 +1,15 @@
 #include "launch_pool_stress.h"
 
-#include "observe.h"
-
 #include <cuda_runtime.h>
 
 namespace cdplab::harness {
 
 bool shrink_pending_launch_pool(std::size_t launches) {
-  return observed("shrink the pending launch pool", [&] {
-    if (cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, launches) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    return true;
-  });
+  if (cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, launches) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return true;
 }
 
 }  // namespace cdplab::harness

@@ -13,8 +13,7 @@ constexpr std::size_t kShrunkLaunchPool = 32;
 
 /// Sets the pending launch pool to `launches`, as another part of a program may have left it
 /// (say so in the check's advice on a pool error). Leaves no CUDA error behind; returns false
-/// when the GPU refused (the check then runs with the pool it had). An observed step (observe.h):
-/// a judge touches no GPU and returns what the runner's call returned.
+/// when the GPU refused (the check then runs with the pool it had).
 bool shrink_pending_launch_pool(std::size_t launches = kShrunkLaunchPool);
 
 }  // namespace cdplab::harness

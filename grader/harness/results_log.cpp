@@ -3,7 +3,6 @@
 #include "device_limits.h"
 #include "harness.h"
 #include "launch_count.h"
-#include "observe.h"
 #include "launch_delay.h"
 #include "poison.h"
 
@@ -55,8 +54,6 @@ struct State {
   // CDPLAB_SHARED_PROCESS=1: the grader runs several checks in this process (device_limits.h).
   bool shared = false;
   std::optional<DeviceLimits> start_limits;  // the limits every check of a shared process starts with
-  // Judge mode (observe.h): checks the harness failed or left unobserved though doctest saw no failure.
-  int judge_failures = 0;
 };
 
 State& state() {
@@ -239,22 +236,15 @@ class ResultsListener : public doctest::IReporter {
     failures_.clear();
     state().skip_running.clear();
     state().notes.clear();
-    // Record: the check's observation file is started; judge: it is opened, and the device it
-    // names is the one this check ran on (observe.h).
-    const std::string device = observe::begin_check(
-        observe_mode(), observe_dir(),
-        observe::CheckIdentity{state().suite, tc.m_name, state().seed, state().device, under_sanitizer()});
     json record = base_record("start", tc.m_name);
     record["seed"] = state().seed;
-    record["device"] = device;
+    record["device"] = state().device;
     write_line(record);
     prepare_crash_line(tc.m_name);
     watchdog().arm(tc.m_name, state().limit_seconds);
     // Not under compute-sanitizer: that run looks for the tools' findings, not for results that
     // uninitialised shared memory would change, and the poisoning kernel would only slow it down.
-    // Never in a judge, which has no GPU.
-    const bool gpu_run = std::strcmp(tc.m_test_suite, "gpu") == 0 && !state().device.empty() &&
-                         observe_mode() != ObserveMode::judge;
+    const bool gpu_run = std::strcmp(tc.m_test_suite, "gpu") == 0 && !state().device.empty();
     if (gpu_run && !under_sanitizer()) poison_shared_memory();
     if (gpu_run) clear_launch_count();  // counted launches start from zero (launch_count.h)
     if (gpu_run) set_check_launch_delay(!under_sanitizer());  // writes after a launch lose their race
@@ -264,36 +254,7 @@ class ResultsListener : public doctest::IReporter {
   void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
     const auto* options = doctest::getContextOptions();
     const std::string name = options && options->currentTest ? options->currentTest->m_name : "";
-    const bool gpu_check = options && options->currentTest && std::strcmp(options->currentTest->m_test_suite, "gpu") == 0;
-    bool passed = stats.testCaseSuccess && stats.numAssertsFailedCurrentTest == 0 && failures_.empty();
-    // Record: the end of the check's observations is written, unless the check crashed (doctest
-    // reports a fatal signal as the end of the check): its record must end early, as when the
-    // watchdog ends it. Judge: the record decides whether the check is judged at all (observe.h).
-    observe::CheckOutcome observed;
-    if ((stats.failure_flags & doctest::TestCaseFailureReason::Crash) != 0) {
-      observe::abandon_check();
-    } else {
-      observed = observe::end_check(gpu_check, passed && !state().skip_running.empty());
-    }
-    if (observed.kind == observe::CheckOutcome::Kind::unobserved) {
-      json record = base_record("unobserved", name);
-      record["reason"] = observed.message;
-      write_line(record);
-      state().crash_line_length = 0;
-      ++state().ran;
-      ++state().judge_failures;
-      watchdog().disarm();
-      return;
-    }
-    if (observed.kind == observe::CheckOutcome::Kind::failed) {
-      if (passed) ++state().judge_failures;
-      passed = false;
-      // Once, in its own words (an assertion around the step that met it reported it too).
-      failures_.erase(std::remove_if(failures_.begin(), failures_.end(),
-                                     [&](const std::string& f) { return f.find(observed.message) != std::string::npos; }),
-                      failures_.end());
-      failures_.push_back(observed.message);
-    }
+    const bool passed = stats.testCaseSuccess && stats.numAssertsFailedCurrentTest == 0 && failures_.empty();
     if (passed && !state().skip_running.empty()) {  // nothing failed before the check gave up
       json record = base_record("skipped", name);
       record["reason"] = state().skip_running;
@@ -359,12 +320,6 @@ class ResultsListener : public doctest::IReporter {
 
 DOCTEST_REGISTER_LISTENER("cdplab-results", 1, ResultsListener);
 
-// A judge's step that found no record, or one that does not match (observe.h): its message is
-// the check's failure, or the reason it went unobserved.
-DOCTEST_REGISTER_EXCEPTION_TRANSLATOR(const observe::ObservationProblem& problem) {
-  return doctest::String(problem.message.c_str());
-}
-
 void ResultsLog::open(const std::string& suite, std::uint64_t seed, const std::string& device,
                       const std::string& skip_reason, CaseSelected selected) {
   State& s = state();
@@ -390,9 +345,7 @@ void ResultsLog::open(const std::string& suite, std::uint64_t seed, const std::s
     if (s.fd < 0) std::fprintf(stderr, "cdplab: cannot write results to %s: %s\n", path.c_str(), std::strerror(errno));
   }
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, on_crash);
-  // A judge runs no GPU code: there is no device state to guard, and it never ends early.
-  if (const char* value = std::getenv("CDPLAB_SHARED_PROCESS");
-      value != nullptr && std::string(value) == "1" && observe_mode() != ObserveMode::judge) {
+  if (const char* value = std::getenv("CDPLAB_SHARED_PROCESS"); value != nullptr && std::string(value) == "1") {
     s.shared = true;
     if (!device.empty()) s.start_limits = read_device_limits();  // none read: it ends after one check
   }
@@ -410,7 +363,6 @@ void ResultsLog::close() {
 }
 
 int ResultsLog::ran_count() { return state().ran; }
-int ResultsLog::judge_failures() { return state().judge_failures; }
 int ResultsLog::skipped_count() { return state().skipped; }
 
 }  // namespace cdplab::harness

@@ -10,21 +10,10 @@
 ///    "notes":[...]}
 ///   {"event":"skipped","suite":S,"check":C,"reason":R}
 ///   {"event":"stopped","suite":S,"check":C,"reason":R}   (time limit or crash)
-///   {"event":"unobserved","suite":S,"check":C,"reason":R}   (judge mode only, instead of "end")
 /// Every record also carries {"pid": the process's id, "process": a number the process drew once}
 /// (in the grader's box each process has a PID namespace of its own, so only "process" tells two
 /// processes apart), and with CDPLAB_RESULTS_TOKEN set, {"token": that value}.
 ///
-/// Who writes it depends on the process's mode (observe.h). Direct (`cdplab check`): the suite's
-/// process judges its own checks and its log is the verdict. Record (CDPLAB_OBSERVATIONS_DIR, the
-/// student's process under `cdplab grade`): the log is written as in direct mode, but the process
-/// runs the student's code and is not trusted; the grader reads it only for why a check was
-/// stopped or skipped. Judge (CDPLAB_JUDGE_DIR): the log is the verdict. Its "start" record names
-/// the device the runner recorded; a check whose record is missing, or ends before the check does
-/// (the runner crashed, hung, skipped it or never ran it), ends with "unobserved" and the reason,
-/// never with "end"; a record that does not match the check's steps, is corrupt, or a GPU check
-/// that observed nothing, ends with "end" and status "failed". A judge has no GPU: it does not
-/// poison shared memory, read or restore device limits, or end a shared process.
 /// A watchdog ends a check that runs longer than CDPLAB_CHECK_SECONDS (default: the build's
 /// CDPLAB_CHECK_TIMEOUT). With CDPLAB_SHARED_PROCESS=1 the checks selected share the process until
 /// one does not pass or leaves the device unlike a fresh process's (device_limits.h); the process
@@ -56,9 +45,6 @@ class ResultsLog {
   /// Checks that ran (passed or failed) and checks skipped in this process.
   static int ran_count();
   static int skipped_count();
-  /// Judge mode: checks that failed or went unobserved for want of a matching record, where
-  /// doctest itself saw nothing fail (main() then exits with 1).
-  static int judge_failures();
 };
 
 }  // namespace cdplab::harness

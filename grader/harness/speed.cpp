@@ -4,7 +4,6 @@
 
 #include "harness.h"
 #include "launch_delay.h"
-#include "observe.h"
 #include "results_log.h"
 
 #include <doctest/doctest.h>
@@ -20,7 +19,6 @@
 #include <chrono>
 #include <cctype>
 #include <climits>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,29 +86,19 @@ struct BaselineResult {
 
 extern "C" char** environ;
 
-/// The environment of the baseline's process: this one's, without the results file (its lines
-/// are read here, never graded) and without the observation folders (it times in direct mode).
-/// A judge, which runs with the GPU hidden (CUDA_VISIBLE_DEVICES empty), gives it the devices
-/// CDPLAB_JUDGE_GPUS names, or all of them when it is not set.
+/// The environment of the baseline's process: this one's (the same GPUs), without the results
+/// file, whose lines it must not write: its times are read here, never graded.
 std::vector<std::string> baseline_environment() {
-  const bool judging = observe_mode() == ObserveMode::judge;
-  const char* judge_gpus = std::getenv("CDPLAB_JUDGE_GPUS");
   std::vector<std::string> env;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     const std::string text = *entry;
-    const std::string name = text.substr(0, text.find('='));
-    if (name == "CDPLAB_RESULTS_FILE" || name == "CDPLAB_OBSERVATIONS_DIR" || name == "CDPLAB_JUDGE_DIR" ||
-        name == "CDPLAB_JUDGE_GPUS")
-      continue;
-    if (judging && name == "CUDA_VISIBLE_DEVICES") continue;
+    if (text.substr(0, text.find('=')) == "CDPLAB_RESULTS_FILE") continue;
     env.push_back(text);
   }
-  if (judging && judge_gpus != nullptr) env.push_back(std::string("CUDA_VISIBLE_DEVICES=") + judge_gpus);
   return env;
 }
 
-/// This process's executable, which holds the baselines of its suite (a judge's is the grader's
-/// own build).
+/// This process's executable, which holds the baselines of its suite.
 std::string own_executable() {
   char path[PATH_MAX];
   const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
@@ -197,15 +185,22 @@ BaselineResult run_baseline(const std::string& name) {
   return result;
 }
 
-/// The baseline's times, from the class's cache when a judge was given one (CDPLAB_BASELINE_CACHE:
-/// a folder the grader makes for one grading of a class, read and written by judges only):
-/// timed once per GPU (CDPLAB_JUDGE_GPUS) and workload, then reused by every submission graded on
-/// that GPU in the same run. Anything else times it now.
-BaselineResult cached_baseline(const std::string& name) {
+/// The folder of the baseline cache (CDPLAB_BASELINE_CACHE), or nullptr when there is none.
+const char* baseline_cache() {
   const char* folder = std::getenv("CDPLAB_BASELINE_CACHE");
-  if (observe_mode() != ObserveMode::judge || folder == nullptr || *folder == '\0') return run_baseline(name);
-  const char* gpus = std::getenv("CDPLAB_JUDGE_GPUS");
-  std::string key = name + ".gpu-" + (gpus != nullptr && *gpus != '\0' ? gpus : "all");
+  return folder != nullptr && *folder != '\0' ? folder : nullptr;
+}
+
+/// The baseline's times, from the cache when there is one (CDPLAB_BASELINE_CACHE: a folder the
+/// grader makes for one grading): timed once per GPU (CUDA_VISIBLE_DEVICES, "all" when it is not
+/// set) and workload, then reused by every submission graded on that GPU in the same grading. With
+/// CDPLAB_BASELINE_CACHE_ONLY=1 a baseline missing from it ends the process (kBaselineNotCached)
+/// before anything is timed. Without a cache the baseline is timed now.
+BaselineResult cached_baseline(const std::string& name) {
+  const char* folder = baseline_cache();
+  if (folder == nullptr) return run_baseline(name);
+  const char* gpus = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string key = name + ".gpu-" + (gpus != nullptr ? gpus : "all");
   for (char& c : key)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
   const std::string file = std::string(folder) + "/" + key + ".ms";
@@ -216,7 +211,7 @@ BaselineResult cached_baseline(const std::string& name) {
     if (!cached.ms.empty()) return cached;
   }
   if (const char* only = std::getenv("CDPLAB_BASELINE_CACHE_ONLY"); only != nullptr && std::string(only) == "1") {
-    // Beside other work on the GPU nothing is timed: the grader runs this judge again alone.
+    // Beside other work on the GPU nothing is timed: the grader runs this process again alone.
     std::fflush(nullptr);
     std::_Exit(kBaselineNotCached);
   }
@@ -290,30 +285,10 @@ void expect_speed(const char* name, double max_ratio) {
   find_workload(name);  // a misspelt name is the suite's error, not the student's
   find_baseline(name);
   if (skip_under_sanitizer("its tools slow kernels down many times, so timings mean nothing there")) return;
-  const ObserveMode mode = observe_mode();
-  if (mode == ObserveMode::record) {
-    // The student's process times its own code only, and records the times; the judge decides.
-    const std::vector<double> mine =
-        observed(std::string("speed ") + name, [&] { return time_workload(name, kWarmups, kRuns); });
-    ResultsLog::note(std::string("\"") + name + "\": your code " + ms_text(best(mine)) + " (best of " +
-                     std::to_string(mine.size()) + " runs), device time of the call; the grader times " +
-                     find_baseline(name).what + " and compares");
-    return;
-  }
-  std::vector<double> mine;
-  if (mode == ObserveMode::judge) {
-    mine = observed(std::string("speed ") + name, [&] { return time_workload(name, kWarmups, kRuns); });
-    const bool valid = !mine.empty() && std::all_of(mine.begin(), mine.end(), [](double ms) {
-      return std::isfinite(ms) && ms >= 0.0;
-    });
-    REQUIRE_MESSAGE(valid, "the run's record of this check does not match its steps: it holds no valid times for \""
-                               << std::string(name) << "\"");
-  }
-  // The baseline first, in a process of its own with the GPU (a judge's: the grader's build).
+  // The baseline first, in a process of its own with the GPU (or from the cache).
   const BaselineResult base = cached_baseline(name);
   if (!base.problem.empty()) fail_baseline(name, base);
-  if (mode == ObserveMode::direct) mine = time_workload(name, kWarmups, kRuns);
-  compare_with_baseline(name, mine, base, max_ratio);
+  compare_with_baseline(name, time_workload(name, kWarmups, kRuns), base, max_ratio);
 }
 
 int run_speed_workload_mode(int argc, char** argv) {
@@ -346,9 +321,8 @@ int run_speed_workload_mode(int argc, char** argv) {
 
 int run_time_baselines_mode() {
   std::setvbuf(stdout, nullptr, _IONBF, 0);
-  const char* folder = std::getenv("CDPLAB_BASELINE_CACHE");
-  if (observe_mode() != ObserveMode::judge || folder == nullptr || *folder == '\0') {
-    std::printf("speed-error --time-baselines runs in a judge with a cache (CDPLAB_JUDGE_DIR, CDPLAB_BASELINE_CACHE)\n");
+  if (baseline_cache() == nullptr) {
+    std::printf("speed-error --time-baselines needs a baseline cache (CDPLAB_BASELINE_CACHE)\n");
     return 2;
   }
   int failed = 0;

@@ -13,39 +13,37 @@
 /// The ratio is chosen from the reference solution measured against the same baseline (the
 /// instructor guide's speed table): a student gets the verdict the course gives, on the same GPU.
 ///
-/// The baseline runs in a child process of the suite's executable (`--speed-workload NAME
-/// --baseline`): the baseline first, then this process times the exercise, each a warm-up and
-/// several timed runs; the best times are compared (other work on the GPU only ever adds time).
-/// Each side judges the output of its first timed run: the checks of the suite judge
-/// correctness, the speed check only makes sure that what it timed is right.
+/// The suite's process times both sides itself, each a warm-up and several timed runs: first the
+/// baseline, in a child process of the suite's own executable (`--speed-workload NAME
+/// --baseline`, on the same GPUs), so that nothing the exercise left on the GPU or in the process
+/// slows it down; then the exercise, in the process itself. The best times are compared (other
+/// work on the GPU only ever adds time). Each side judges the output of its first timed run: the
+/// checks of the suite judge correctness, the speed check only makes sure that what it timed is
+/// right. Under `cdplab grade` that process is the grader's own build, which runs the workbook's
+/// host code with the student's device code loaded into it (device_code.h): the grader's own
+/// process times the student's kernels and the baseline, and compares them; nothing of the
+/// student's process is involved (host parts the timed call reaches only answer its calls, from
+/// a process of their own: host_parts.h).
 ///
-/// That is direct mode (observe.h), what `cdplab check` runs. Under `cdplab grade` the two sides
-/// run in different processes. The student's process (record mode) times only its own code, with
-/// time_workload(), and records the times as the observed step "speed <name>"; it does not run the
-/// baseline and decides nothing. The judge, which is the suite linked against the reference
-/// solutions, reads those times, runs its own executable with `--speed-workload NAME --baseline`
-/// (that child gets the GPU back: CUDA_VISIBLE_DEVICES is set to CDPLAB_JUDGE_GPUS, or unset when
-/// that is absent, and it runs in direct mode), and compares the two as above, with the same
-/// messages and note. A known limit: the student's times are still taken in the student's
-/// process, which could report other times than it measured; what the judge guarantees is that
-/// the comparison and the verdict are the grader's, and that the baseline is timed by the grader.
-///
-/// A class (`cdplab grade` over a class folder) times each baseline once per GPU: the judges
-/// keep its times in a folder of the grading's own (CDPLAB_BASELINE_CACHE), and every later
-/// submission on that GPU is compared with them. The baseline then takes the GPU alone once per
-/// class instead of once per submission; the ratio compares times taken minutes apart on the same
-/// GPU, not seconds apart.
+/// A class (`cdplab grade` over a class folder) times each baseline once per GPU. With
+/// CDPLAB_BASELINE_CACHE naming a folder (the grading's own), a speed check reads the baseline's
+/// times from it when they are there, under the workload's name and the GPUs the process sees
+/// (CUDA_VISIBLE_DEVICES, "all" when it is not set); otherwise it times the baseline as above and
+/// stores its times there (a baseline that failed to time is not stored: the next check that
+/// needs it times it again, and says why it fails). Every later submission on that GPU is
+/// compared with them: the baseline takes the GPU alone once per class instead of once per
+/// submission, and the ratio compares times taken minutes apart on the same GPU, not seconds apart.
 ///
 /// The grader times a GPU's baselines before it needs them, while submissions build and the GPU
-/// is idle: it runs a judge with `--time-baselines`, which times every baseline of its suite that
-/// the cache does not hold yet (run_time_baselines_mode). One submission graded alone gets a
-/// cache of its own for that.
+/// is idle: it runs a suite executable with `--time-baselines` and CDPLAB_BASELINE_CACHE, which
+/// times every baseline of its suite that the cache does not hold yet (run_time_baselines_mode).
+/// One submission graded alone gets a cache of its own for that.
 ///
-/// A judge that must not time anything (CDPLAB_BASELINE_CACHE_ONLY=1: the grader runs it beside
-/// other work on the GPU) reads every baseline from that folder; when one is not there yet, it
-/// ends at once with exit status kBaselineNotCached, and the grader runs it again with the GPU
-/// alone, where it times the baseline and keeps it for the class (a baseline that failed to time
-/// before is timed there again, and its check says why it fails).
+/// A suite process that must not time anything (CDPLAB_BASELINE_CACHE_ONLY=1 beside the cache:
+/// the grader runs it beside other work on the GPU) reads every baseline from the cache; when a
+/// speed check finds its baseline missing, the process ends at once, before that check times
+/// anything, with exit status kBaselineNotCached, and the grader runs it again with the GPU alone,
+/// where it times the baseline and keeps it for the class.
 #pragma once
 
 #include "cdplab/random.h"
@@ -55,8 +53,8 @@
 
 namespace cdplab::harness {
 
-/// The exit status of a judge run with CDPLAB_BASELINE_CACHE_ONLY that found a baseline missing
-/// from the class's cache (the grader's grade.cpp knows it by the same value).
+/// The exit status of a suite process run with CDPLAB_BASELINE_CACHE_ONLY that found a baseline
+/// missing from the cache (the grader's grade.cpp knows it by the same value).
 inline constexpr int kBaselineNotCached = 75;
 
 /// One timed run of a workload: input from `rng`, the exercise's device time in milliseconds.
@@ -79,8 +77,7 @@ struct SpeedBaseline {
 
 /// Times workload `name` on this build's exercise and its baseline; the check passes when this
 /// build's best time is at most `max_ratio` times the baseline's best. The message gives both and
-/// their ratio either way. In record mode it only times and records this build's side; in judge
-/// mode it times only the baseline (see above).
+/// their ratio either way. The baseline's times come from the cache when there is one (see above).
 void expect_speed(const char* name, double max_ratio);
 
 /// The times of `runs` timed runs of workload `name` (or of its baseline) in this process, after
@@ -95,10 +92,10 @@ Random speed_rng(const std::string& name);
 /// prints "speed-error <message>" and returns 1.
 int run_speed_workload_mode(int argc, char** argv);
 
-/// The `--time-baselines` mode of a judge (CDPLAB_JUDGE_DIR set) with a cache
-/// (CDPLAB_BASELINE_CACHE): times every baseline the suite registers that the cache does not hold
-/// yet and keeps its times there. Prints "baseline-ready <name>" for each, or
-/// "speed-error <name>: <why>"; returns 0 when every one is ready, 1 otherwise, 2 without a cache.
+/// The `--time-baselines` mode of a suite executable with a cache (CDPLAB_BASELINE_CACHE): times
+/// every baseline the suite registers that the cache does not hold yet and keeps its times there.
+/// Prints "baseline-ready <name>" for each, or "speed-error <name>: <why>"; returns 0 when every
+/// one is ready, 1 otherwise, 2 without a cache.
 int run_time_baselines_mode();
 
 }  // namespace cdplab::harness

@@ -1,11 +1,9 @@
-// main() of every exercise suite: GPU detection, the results log, the watchdog, and the
-// speed-workload mode a speed baseline runs in, and the mode that times a judge's baselines
-// ahead (speed.h). Compiled once, into the harness
-// library; each suite brings its identity (suite_identity.h). A judge (observe.h) touches no GPU:
-// it does not look for one and runs every check selected, on what the runner recorded.
+// main() of every exercise suite: GPU detection, the exercise's device code loaded, the results
+// log, the watchdog, the speed-workload mode a speed baseline runs in, and the mode that times
+// the suite's baselines ahead into the baseline cache (speed.h). Compiled once, into the harness
+// library; each suite brings its identity (suite_identity.h).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "harness.h"
-#include "observe.h"
 #include "results_log.h"
 #include "speed.h"
 #include "suite_identity.h"
@@ -94,23 +92,21 @@ int main(int argc, char** argv) {
   context.applyCommandLine(argc, argv);
 
   const bool listing = context.shouldExit();  // --help, --version and the like
-  const bool judging = observe_mode() == ObserveMode::judge;
-  const cdplab::GpuInfo gpu = listing || judging ? cdplab::GpuInfo{} : cdplab::query_gpu();
+  const cdplab::GpuInfo gpu = listing ? cdplab::GpuInfo{} : cdplab::query_gpu();
   std::string skip_reason;
-  if (!listing && !judging && !gpu.available) {
+  if (!listing && !gpu.available) {
     skip_reason = "no usable CUDA GPU: " + gpu.problem + "; GPU checks were skipped, not passed";
     context.addFilter("test-suite-exclude", "gpu");
   }
   // The exercise's device code is linked and loaded before any check: a problem with it (a link
   // error, a kernel it lacks) fails each check that launches it, with the problem as its message.
-  if (!listing && !judging && gpu.available && *suite_host_code_ptx() != '\0') load_device_code(suite_device_code());
+  if (!listing && gpu.available && *suite_host_code_ptx() != '\0') load_device_code(suite_device_code());
   ResultsLog::open(suite_name(), run_seed(), gpu.name, skip_reason, selected_by_command_line);
 
   const int status = context.run();
   ResultsLog::close();
   if (context.shouldExit()) return status;
   if (status != 0) return status;
-  if (ResultsLog::judge_failures() > 0) return 1;
   // CTest treats 77 as "skipped" (SKIP_RETURN_CODE): nothing failed, but GPU checks did not run.
   return ResultsLog::skipped_count() > 0 && ResultsLog::ran_count() == 0 ? 77 : 0;
 }

@@ -177,3 +177,20 @@ TEST_CASE("device code: a link error comes back with the linker's words") {
   CHECK_FALSE(result.ok);
   CHECK(result.log.find("missing_helper") != std::string::npos);
 }
+
+TEST_CASE("device code: an exercise that names the hooks' counters to write them does not link") {
+  // What a student would write to forge the counts: `extern __device__ DeviceRuntimeCounts
+  // cdplab_hook_counts;` and a store into it. The hooks' names carry a suffix drawn per process,
+  // so the name the student can know is defined nowhere.
+  const std::string forger = std::string(".version 8.0\n.target sm_") + CDPLAB_PTX_ARCHITECTURE +
+                             "\n.address_size 64\n"
+                             ".extern .global .align 8 .b8 cdplab_hook_counts[120];\n"
+                             ".visible .entry forge() {\n .reg .b64 %rd<3>;\n mov.u64 %rd1, cdplab_hook_counts;\n"
+                             " mov.u64 %rd2, 1000;\n st.global.u64 [%rd1], %rd2;\n ret;\n}\n";
+  const std::string tag = fresh_hook_tag();
+  const auto instrumented = instrument_ptx(forger, tag);
+  const auto result = link_device_code({{"exercise", instrumented.ptx}, {"hooks", hooks_ptx(tag)}}, {},
+                                       "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));
+  CHECK_FALSE(result.ok);
+  CHECK(result.log.find("cdplab_hook_counts") != std::string::npos);
+}

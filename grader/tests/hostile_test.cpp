@@ -93,7 +93,7 @@ std::vector<HostileCase> hostile_cases() {
                 "      std::ofstream(path, std::ios::app) << \"{\\\"event\\\":\\\"end\\\",\\\"suite\\\":\\\"01-fundamentals/child_grids\\\",\\\"check\\\":\\\"\" << check << \"\\\",\\\"status\\\":\\\"passed\\\",\\\"seconds\\\":0.1,\\\"failures\\\":[]}\\n\";\n"
                 "  }\n  return true;\n}();\n}  // namespace\n";
        },
-       "not written by the test harness"},
+       ""},
       // The forger of the trust review: the token read back from the process's starting
       // environment (/proc/self/environ keeps it after the harness unsets it), "start" and
       // "passed" lines written with it for every check, from a static constructor, at exit, and
@@ -238,17 +238,35 @@ const bool tampered = [] {
 )";
        },
        ""},
-      {"prints-fake-passes", true,
+      // Its kernels compute nothing; its entry point computes every answer on the host and prints
+      // a fake pass. The grading suite runs the workbook's entry point with these kernels, so the
+      // host computation never runs (before the grader's process became the host it earned 13/13).
+      {"computes-on-the-host", true,
        [](std::string s) {
-         return "#include <cstdio>\n" +
-                replace(s, kEntry,
+         return "#include <cstdio>\n" + replace(replace(s, kChildLine, "if (j < end) out[j] = 0.0f;"), kEntry,
                         "  std::printf(\"[doctest] Status: SUCCESS!\\nPASSED\\n\");\n"
-                        "  return std::vector<float>(values.size(), 0.0f);\n" + kEntry);
+                        "  std::vector<float> out(values.size());\n"
+                        "  for (std::size_t i = 0; i + 1 < offsets.size(); ++i)\n"
+                        "    for (unsigned j = offsets[i]; j < offsets[i + 1]; ++j) out[j] = values[j] * 2.0f + i;\n"
+                        "  return out;\n" + kEntry);
        },
        ""},
       {"exits-early", true,
-       [](std::string s) { return "#include <cstdlib>\n" + replace(s, kEntry, "  std::exit(0);\n" + kEntry); },
-       "left no record"},
+       [](std::string s) {
+         return "#include <cstdlib>\n" + replace(replace(s, kChildLine, "if (j < end) out[j] = 0.0f;"), kEntry,
+                                                 "  std::exit(0);\n" + kEntry);
+       },
+       ""},
+      // Device code that names the grader's counters to forge the launch counts: their names are
+      // drawn per process, so the code does not link, and every check that launches it fails.
+      {"forges-the-counters", true,
+       [](std::string s) {
+         return "extern \"C\" __device__ unsigned long long cdplab_hook_counts[15];\n" +
+                replace(s, kChildLine,
+                        "if (j < end) out[j] = values[j] * 2.0f + static_cast<float>(item);\n"
+                        "  if (j == 0) cdplab_hook_counts[0] = 0;");
+       },
+       "could not be linked"},
       {"kernel-never-ends", true,
        [](std::string s) {
          // __nanosleep keeps the compiler from removing the loop; out is never null.
@@ -423,10 +441,15 @@ TEST_CASE("checks share a suite process, and one that fails there is decided alo
     return;
   }
   const std::string solution = cdplab::files::read_text(kRoot / "solutions/01-fundamentals/child_grids.cu");
-  const std::string first_call_only =
-      "#include <vector>\nnamespace { int calls_in_this_process = 0; }\n" +
-      replace(solution, kEntry,
-              "  if (++calls_in_this_process > 1) return std::vector<float>(values.size(), -1.0f);\n" + kEntry);
+  // The state lives in device memory: the check process runs the workbook's host code, and the
+  // loaded device code keeps its variables from one call to the next in a process.
+  const std::string first_call_only = replace(
+      replace(replace(solution, "inline constexpr unsigned kChildThreads = 256;",
+                      "inline constexpr unsigned kChildThreads = 256;\n__device__ unsigned calls_in_this_process = 0;"),
+              "  if (item >= items) return;",
+              "  if (item == 0) atomicAdd(&calls_in_this_process, 1u);\n  if (item >= items) return;"),
+      kChildLine,
+      "if (j < end) out[j] = calls_in_this_process > 1 ? -1.0f : values[j] * 2.0f + static_cast<float>(item);");
   const fs::path class_dir = kWork / "shared-class";
   const fs::path out_dir = kWork / "shared-grades";
   fs::remove_all(class_dir);
@@ -445,7 +468,7 @@ TEST_CASE("checks share a suite process, and one that fails there is decided alo
     // The processes each check started in, in the order of the log; the first is the shared one.
     std::map<std::string, std::vector<std::string>> pids;
     std::string shared;
-    std::ifstream log(out_dir / "work" / student / "build" / "cdplab-results" / "01-fundamentals.child_grids.jsonl");
+    std::ifstream log(out_dir / "work" / student / "build-results" / "01-fundamentals.child_grids.jsonl");
     REQUIRE(log);
     for (std::string line; std::getline(log, line);) {
       const auto record = nlohmann::json::parse(line);

@@ -303,6 +303,6 @@ TEST_CASE("timeline verdicts: the pool is sized from the workload") {
                  {"does not follow the workload", "5000 children got a pool of 1000000"});
   // The limit was not recorded (or not read back).
   expect_failure(verdicts::judge_pool_sizing(run(5000, 0), run(30000, 31024)),
-                 {"for 5000 children PoolRun::pool_limit says 0", "cudaDeviceGetLimit"});
+                 {"for 5000 children size_launch_pool returned 0", "cudaDeviceGetLimit"});
   expect_failure(verdicts::judge_pool_sizing(run(5000, 6024), run(30000, 20000)), {"for 30000 children"});
 }

@@ -32,6 +32,7 @@
 // records, complete, before it launches them.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/host_part.h"
 #include "cdplab/launch_pool.h"
 #include "cdplab/quadtree.h"
 
@@ -371,6 +372,22 @@ void check_params(const QuadtreeParams& params, const char* who) {
 
 }  // namespace
 
+/// Host part (cdplab/host_part.h): sizes the pending launch pool for a tree of `n` points built
+/// with `params`, before the first launch.
+CDPLAB_HOST_PART void reserve_quadtree_launches(std::size_t n, const QuadtreeParams& params) {
+  // BEGIN SOLUTION
+  // CDP2 fails the launches beyond the pending pool (2048 by default): size it for this tree.
+  reserve_pending_launches(pending_launch_bound(n, params) + kPendingLaunchMargin);
+  // END SOLUTION
+  //| // TODO(adaptive-quadtree): size the pending launch pool for n points before the first
+  //| // launch: every internal node but the root launches one grid, pending until its subtree has
+  //| // finished. At most 4^l nodes of level l are internal, and at most n / (min_points_per_node + 1);
+  //| // sum over the levels below max_depth and call reserve_pending_launches (launch_pool.h).
+  //| (void)n;
+  //| (void)params;
+  //| CDPLAB_TODO();
+}
+
 void build_adaptive_quadtree_device(float* x, float* y, std::size_t n, const Box& bounds,
                                     const QuadtreeParams& params, AdaptiveWorkspace& workspace) {
   check_params(params, "build_adaptive_quadtree_device");
@@ -382,15 +399,7 @@ void build_adaptive_quadtree_device(float* x, float* y, std::size_t n, const Box
   }
   if (n > static_cast<std::size_t>(1) << 30) throw std::invalid_argument("build_adaptive_quadtree_device: too many points");
 
-  // BEGIN SOLUTION
-  // CDP2 fails the launches beyond the pending pool (2048 by default): size it for this tree.
-  reserve_pending_launches(pending_launch_bound(n, params) + kPendingLaunchMargin);
-  // END SOLUTION
-  //| // TODO(adaptive-quadtree): size the pending launch pool for n points before the first
-  //| // launch: every internal node but the root launches one grid, pending until its subtree has
-  //| // finished. At most 4^l nodes of level l are internal, and at most n / (min_points_per_node + 1);
-  //| // sum over the levels below max_depth and call reserve_pending_launches (launch_pool.h).
-  //| CDPLAB_TODO();
+  reserve_quadtree_launches(n, params);  // the host part above: before the first launch
 
   // Every slot empty (all bytes 0xFF: level -1), every counter zero; both run on the GPU.
   CDPLAB_CHECK(cudaMemsetAsync(workspace.nodes.data(), 0xFF, workspace.nodes.size() * sizeof(QuadtreeNode)));
@@ -406,17 +415,10 @@ void build_adaptive_quadtree_device(float* x, float* y, std::size_t n, const Box
   adaptive::count_root_kernel<<<count > 0 ? tiles_for(count) : 1, kThreads>>>(tree, root);
   CDPLAB_CHECK(cudaGetLastError());
   if (!root_leaf) {
-    // BEGIN SOLUTION
     // The root's grid, sized to its points; every grid below it is launched from the GPU.
     const int blocks = tiles_for(count);
     adaptive::build_node_kernel<<<blocks, kThreads>>>(tree, adaptive::NodeGrid{0, 0, {0, blocks, blocks, blocks, blocks}});
     CDPLAB_CHECK(cudaGetLastError());
-    // END SOLUTION
-    //| // TODO(adaptive-quadtree): launch the root's grid: build_node_kernel with one block of
-    //| // kThreads threads per tile of the n points (tiles_for), for the node grid
-    //| // adaptive::NodeGrid{0, 0, {0, blocks, blocks, blocks, blocks}} (the root, id 0, level 0,
-    //| // owns every block); then CDPLAB_CHECK(cudaGetLastError()).
-    //| CDPLAB_TODO();
   }
   CDPLAB_CHECK(cudaDeviceSynchronize());  // the root's grid and every grid below it
   throw_if_device_reported();

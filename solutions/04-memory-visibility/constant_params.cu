@@ -9,6 +9,7 @@
 // otherwise it launches horner_segment, whose threads evaluate p by Horner's rule.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/host_part.h"
 #include "cdplab/launch_pool.h"
 #include "cdplab/visibility.h"
 
@@ -79,6 +80,22 @@ __global__ void polynomial_parent(const float* x, float* y, unsigned n) {
   //| CDPLAB_TODO();
 }
 
+/// Host part (cdplab/host_part.h): writes the polynomial's coefficients (1 to kMaxCoefficients,
+/// lowest power first) and their count into constant memory, before the kernels that read them.
+CDPLAB_HOST_PART void upload_coefficients(const std::vector<float>& coefficients_in) {
+  // BEGIN SOLUTION
+  // Constant memory is written from the host, before the kernels that read it are launched.
+  const int count = static_cast<int>(coefficients_in.size());
+  CDPLAB_CHECK(cudaMemcpyToSymbol(coefficients, coefficients_in.data(), coefficients_in.size() * sizeof(float)));
+  CDPLAB_CHECK(cudaMemcpyToSymbol(coefficient_count, &count, sizeof count));
+  // END SOLUTION
+  //| // TODO(constant-params): copy coefficients_in into the __constant__ array coefficients, and
+  //| // its size (as an int) into coefficient_count, with cudaMemcpyToSymbol; wrap each call in
+  //| // CDPLAB_CHECK. Constant memory can only be written from the host, before the launch.
+  //| (void)coefficients_in;
+  //| CDPLAB_TODO();
+}
+
 std::vector<float> evaluate_polynomial(const std::vector<float>& x, const std::vector<float>& coefficients_in) {
   if (coefficients_in.empty() || coefficients_in.size() > static_cast<std::size_t>(kMaxCoefficients)) {
     throw std::invalid_argument("evaluate_polynomial: 1 to " + std::to_string(kMaxCoefficients) +
@@ -89,16 +106,7 @@ std::vector<float> evaluate_polynomial(const std::vector<float>& x, const std::v
   const auto n = static_cast<unsigned>(x.size());
   const unsigned segments = (n + kSegmentSize - 1) / kSegmentSize;
 
-  // BEGIN SOLUTION
-  // Constant memory is written from the host, before the kernels that read it are launched.
-  const int count = static_cast<int>(coefficients_in.size());
-  CDPLAB_CHECK(cudaMemcpyToSymbol(coefficients, coefficients_in.data(), coefficients_in.size() * sizeof(float)));
-  CDPLAB_CHECK(cudaMemcpyToSymbol(coefficient_count, &count, sizeof count));
-  // END SOLUTION
-  //| // TODO(constant-params): copy coefficients_in into the __constant__ array coefficients, and
-  //| // its size (as an int) into coefficient_count, with cudaMemcpyToSymbol; wrap each call in
-  //| // CDPLAB_CHECK. Constant memory can only be written from the host, before the launch.
-  //| CDPLAB_TODO();
+  upload_coefficients(coefficients_in);  // the host part above: before the first launch
 
   reserve_pending_launches(segments);  // one child per segment, all pending at once
 

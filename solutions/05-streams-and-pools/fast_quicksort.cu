@@ -24,6 +24,7 @@
 // however long it is; by then there are enough ranges to give every SM several blocks to sort.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/host_part.h"
 #include "cdplab/launch_pool.h"
 #include "cdplab/streams.h"
 
@@ -480,6 +481,23 @@ constexpr std::size_t kPendingLaunchMargin = 64;
 }  // namespace
 // END SOLUTION
 
+/// Host part (cdplab/host_part.h): sizes the pending launch pool for every launch a sort of `n`
+/// values can make, before the first launch.
+CDPLAB_HOST_PART void reserve_fast_sort_launches(std::size_t n) {
+  // BEGIN SOLUTION
+  // Every launch of the sort holds a pool entry at least until its grid starts, and how many
+  // wait at once depends on timing: the pool holds every launch the sort can make.
+  reserve_pending_launches(fast_sort_launch_bound(n) + kPendingLaunchMargin);
+  // END SOLUTION
+  //| // TODO(fast-quicksort): size the pending launch pool for a sort of n values: every
+  //| // launch holds an entry at least until its grid starts, and how many wait at once depends
+  //| // on timing, so the safe pool holds them all. Bound the launches of the sort (which ranges
+  //| // are partitioned? how many can one level hold? what does each one launch?), add a margin,
+  //| // and pass the sum to cdplab::reserve_pending_launches.
+  //| (void)n;
+  //| CDPLAB_TODO();
+}
+
 FastSortWorkspace::FastSortWorkspace(std::size_t capacity_values)
     : capacity(capacity_values),
       scratch(capacity_values),
@@ -496,17 +514,7 @@ void fast_quicksort_device(int* data, std::size_t n, FastSortWorkspace& workspac
     throw std::invalid_argument("fast_quicksort_device: " + std::to_string(n) + " values, but the workspace holds " +
                                 std::to_string(workspace.capacity));
   }
-  // BEGIN SOLUTION
-  // Every launch of the sort holds a pool entry at least until its grid starts, and how many
-  // wait at once depends on timing: the pool holds every launch the sort can make.
-  reserve_pending_launches(fast_sort_launch_bound(n) + kPendingLaunchMargin);
-  // END SOLUTION
-  //| // TODO(fast-quicksort): size the pending launch pool before the first launch: every
-  //| // launch holds an entry at least until its grid starts, and how many wait at once depends
-  //| // on timing, so the safe pool holds them all. Bound the launches of a sort of n values (which ranges are
-  //| // partitioned? how many can one level hold? what does each one launch?), add a margin,
-  //| // and pass the sum to cdplab::reserve_pending_launches.
-  //| CDPLAB_TODO();
+  reserve_fast_sort_launches(n);  // the host part above: before the first launch
   CDPLAB_CHECK(cudaMemsetAsync(workspace.stats.data(), 0, sizeof(FastSortStats)));
   if (n < 2) {
     CDPLAB_CHECK(cudaDeviceSynchronize());

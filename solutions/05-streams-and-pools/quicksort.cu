@@ -18,6 +18,7 @@
 // long (a slow single-thread heapsort: a fallback for rare inputs, not the normal path).
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/host_part.h"
 #include "cdplab/launch_pool.h"
 #include "cdplab/streams.h"
 
@@ -199,6 +200,27 @@ constexpr std::size_t kPendingLaunchMargin = 64;
 }  // namespace
 // END SOLUTION
 
+/// Host part (cdplab/host_part.h): sizes the pending launch pool for every launch a sort of `n`
+/// values can make, before the first launch.
+CDPLAB_HOST_PART void reserve_sort_launches(std::size_t n) {
+  // BEGIN SOLUTION
+  // A launch holds its entry of the pending launch pool at least until its grid starts, and how
+  // many of the sort's launches wait at once depends on timing and on whatever else the GPU
+  // runs. CDP2 fails the launches beyond the pool (2048 by default, or whatever the program left
+  // it at), so the pool holds every launch the sort can make: the bound that holds whatever the
+  // timing.
+  reserve_pending_launches(launch_bound(n) + kPendingLaunchMargin);
+  // END SOLUTION
+  //| // TODO(quicksort): size the pending launch pool for a sort of n values. Every launch of
+  //| // the sort holds an entry at least until its grid starts, and how many wait at once
+  //| // depends on timing: the safe pool holds them all. Derive from n how many launches
+  //| // the sort can make at most (which grids launch? how many of them can one level hold?),
+  //| // add kPendingLaunchMargin, and pass the sum to cdplab::reserve_pending_launches
+  //| // (cdplab/launch_pool.h): the same get-then-raise you wrote in the pools exercise.
+  //| (void)n;
+  //| CDPLAB_TODO();
+}
+
 SortRun quicksort(const std::vector<int>& data) {
   if (data.size() > kMaxSortValues) {
     throw std::invalid_argument("quicksort: at most " + std::to_string(kMaxSortValues) + " values, found " +
@@ -208,21 +230,7 @@ SortRun quicksort(const std::vector<int>& data) {
   if (data.empty()) return run;  // nothing to sort: no grid runs
   const int n = static_cast<int>(data.size());
 
-  // BEGIN SOLUTION
-  // A launch holds its entry of the pending launch pool at least until its grid starts, and how
-  // many of the sort's launches wait at once depends on timing and on whatever else the GPU
-  // runs. CDP2 fails the launches beyond the pool (2048 by default, or whatever the program left
-  // it at), so the pool holds every launch the sort can make: the bound that holds whatever the
-  // timing.
-  reserve_pending_launches(launch_bound(data.size()) + kPendingLaunchMargin);
-  // END SOLUTION
-  //| // TODO(quicksort): size the pending launch pool before the first launch. Every launch of
-  //| // the sort holds an entry at least until its grid starts, and how many wait at once
-  //| // depends on timing: the safe pool holds them all. Derive from n how many launches
-  //| // the sort can make at most (which grids launch? how many of them can one level hold?),
-  //| // add kPendingLaunchMargin, and pass the sum to cdplab::reserve_pending_launches
-  //| // (cdplab/launch_pool.h): the same get-then-raise you wrote in the pools exercise.
-  //| CDPLAB_TODO();
+  reserve_sort_launches(data.size());  // the host part above: before the first launch
 
   DeviceArray<int> device_data(data);
   DeviceArray<SortStats> stats(1);  // zero: depth 0, no grid yet

@@ -240,7 +240,7 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
   std::vector<bool> baselines_claimed(static_cast<std::size_t>(gpu_count), false);
   const auto claim_baselines = [&]() -> int {
     std::lock_guard<std::mutex> lock(out_mutex);
-    if (!cache_made || options.share_gpu < 2 || !options.grade.judge_outside) return -1;
+    if (!cache_made || options.share_gpu < 2 || !options.grade.trusted_host) return -1;
     for (std::size_t gpu = 0; gpu < baselines_claimed.size(); ++gpu) {
       if (baselines_claimed[gpu]) continue;
       baselines_claimed[gpu] = true;
@@ -290,8 +290,11 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
                                               first_lines(configured.output, 20));
       } else {
         // Configured outside the box (CMake reads no file of the student's); built and run inside.
-        if (options.sandbox)
+        if (options.sandbox) {
           tree.set_sandbox(sandbox::submission_box(*options.sandbox, toolchain, copy.dir, work / "build"));
+          tree.set_check_boxes(sandbox::check_box(*options.sandbox, toolchain),
+                               sandbox::host_parts_box(toolchain, work / "build"));
+        }
         say(submission.name + ": building");
         start = Clock::now();
         std::future<int> baselines;  // its destructor waits, whatever happens to the build

@@ -36,7 +36,7 @@ struct BatchOptions {
   int parallel = 2;                     ///< submissions prepared and built at the same time
   int gpus = 1;                         ///< GPUs the checks run on
   /// Submissions whose checks run on one GPU at the same time; their speed checks, the suites that
-  /// time the GPU and the judges that time a baseline still have the GPU alone (grading/gpu_turns.h)
+  /// time the GPU and the baselines being timed still have the GPU alone (grading/gpu_turns.h)
   int share_gpu = 2;
   /// CUDA_VISIBLE_DEVICES for each GPU slot (gpu_devices); fewer than `gpus`: slot numbers when gpus > 1
   std::vector<std::string> devices;

@@ -160,9 +160,11 @@ void BuildTree::load_index() {
     entry.suite_executable = e.value("executable", "");
     entry.ptx = e.value("ptx", "");
     entry.library = e.value("library", "");
-    entry.judge = e.value("judge", "");
-    entry.judge_target = e.value("judge_target", "");
+    entry.grading_suite = e.value("grading_suite", "");
+    entry.grading_suite_target = e.value("grading_suite_target", "");
     entry.library_target = e.value("library_target", "");
+    entry.host_parts = e.value("host_parts", "");
+    entry.host_parts_target = e.value("host_parts_target", "");
     index_.push_back(entry);
   }
 }

@@ -48,9 +48,15 @@ struct IndexEntry {
   std::string suite_target, suite_executable;
   std::string ptx;          ///< the exercise's PTX, kept from its compile, for the rule checker
   std::string library;      ///< the exercise compiled alone (a static library), for what it calls
-  std::string judge;        ///< the suite linked against solutions/, which judges the records (harness/observe.h); empty: none
-  std::string judge_target; ///< the judge's target when this tree builds it (not the kit's); empty otherwise
+  /// The suite `cdplab grade` runs: the checks linked against solutions/, which load the student's
+  /// device code (harness/device_code/device_code.h); empty: none (a copy without solutions/)
+  std::string grading_suite;
+  std::string grading_suite_target;  ///< its target when this tree builds it (not the kit's); empty otherwise
   std::string library_target; ///< the target of `library`
+  /// The process of the exercise's host parts, built from this tree's exercise file
+  /// (harness/host_parts/host_parts.h); empty when the exercise has none
+  std::string host_parts;
+  std::string host_parts_target;  ///< its target
   bool present() const { return !suite_target.empty(); }
   /// The PTX file to read: `ptx` or, when the build compiled for architectures CMake could not
   /// name in advance ("all-major": nvcc -keep then names one file per architecture), the first
@@ -80,6 +86,14 @@ class BuildTree {
   /// exercise files exist.
   void set_sandbox(std::optional<sandbox::Box> box) { box_ = std::move(box); }
   const std::optional<sandbox::Box>& sandbox() const { return box_; }
+  /// The boxes of a grading's check processes and of its host parts' processes
+  /// (sandbox::check_box, sandbox::host_parts_box); std::nullopt: they run as they are.
+  void set_check_boxes(std::optional<sandbox::Box> checks, std::optional<sandbox::Box> host_parts) {
+    check_box_ = std::move(checks);
+    host_parts_box_ = std::move(host_parts);
+  }
+  const std::optional<sandbox::Box>& check_box() const { return check_box_; }
+  const std::optional<sandbox::Box>& host_parts_box() const { return host_parts_box_; }
   /// `argv` as it runs in the tree's box (a bwrap command line starting in `working_directory`,
   /// or where the caller is when that is empty); `argv` unchanged when the tree has no box.
   std::vector<std::string> in_box(std::vector<std::string> argv, const std::string& working_directory = "") const;
@@ -123,6 +137,8 @@ class BuildTree {
   std::string exercise_dir_;
   nlohmann::json programs_;  ///< {"drivers": {...}, "benches": {...}}
   std::optional<sandbox::Box> box_;
+  std::optional<sandbox::Box> check_box_;
+  std::optional<sandbox::Box> host_parts_box_;
 };
 
 /// Escapes a string for use inside a CTest regular expression.

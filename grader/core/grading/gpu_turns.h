@@ -1,7 +1,7 @@
 /// @file gpu_turns.h
 /// @brief One GPU shared by the gradings of several submissions (a class): checks that may run
 ///        beside other work take a shared turn, checks whose timings need the GPU to themselves
-///        (speed checks, suites marked CDPLAB_SUITE_RUNS_ALONE, judges timing a baseline) take it
+///        (speed checks, suites marked CDPLAB_SUITE_RUNS_ALONE, suites timing a baseline) take it
 ///        alone.
 ///
 /// A grading waiting for the GPU alone keeps new shared turns out until it had its turn, so a

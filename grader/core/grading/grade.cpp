@@ -1,6 +1,7 @@
 #include "grading/grade.h"
 
 #include "files/files.h"
+#include "grading/check_process.h"
 #include "grading/shared_process.h"
 #include "process/process.h"
 #include "quiz/quiz.h"
@@ -96,6 +97,11 @@ fs::path compiled_file(const BuildTree& tree, const manifest::Exercise& exercise
   return beside_tree(tree, "-compiled") / (exercise.chapter + "." + exercise.stem + ".json");
 }
 
+/// The exercise's PTX as taken, which a grading's check processes load (CDPLAB_DEVICE_PTX).
+fs::path compiled_ptx_file(const BuildTree& tree, const manifest::Exercise& exercise) {
+  return beside_tree(tree, "-compiled") / (exercise.chapter + "." + exercise.stem + ".ptx");
+}
+
 /// Keeps what the grader reads of an exercise's freshly compiled code, before any program of the
 /// submission runs: its PTX, its symbols, and what its compiler opened outside the allowed folders
 /// (judged from `record`, sandbox::build_tool_dependencies() of the tree).
@@ -110,6 +116,7 @@ void take_compiled_code(const BuildTree& tree, const manifest::Exercise& exercis
                             {"opened_problem", sandbox::opened_outside_problem(tree, entry, record)}};
   fs::create_directories(compiled_file(tree, exercise).parent_path());
   std::ofstream(compiled_file(tree, exercise), std::ios::binary) << code.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::ofstream(compiled_ptx_file(tree, exercise), std::ios::binary) << code.value("ptx", "");
 }
 
 std::optional<CompiledCode> compiled_code(const BuildTree& tree, const manifest::Exercise& exercise) {
@@ -156,10 +163,12 @@ void fresh_directory(const fs::path& dir) {
 /// The suite's name, which is also its CTest label and the prefix of its tests' names.
 std::string suite_label(const manifest::Exercise& exercise) { return exercise.chapter + "/" + exercise.stem; }
 
+/// Where the suites write their results: beside the tree, where no program of the submission
+/// writes (a grading's check processes run in a box that shows this folder, and no student code).
+fs::path results_dir(const BuildTree& tree) { return beside_tree(tree, "-results"); }
+
 fs::path results_file_for(const manifest::Exercise& exercise, const BuildTree& tree) {
-  const fs::path dir = tree.dir() / "cdplab-results";
-  std::error_code ignored;
-  if (fs::is_symlink(fs::symlink_status(dir, ignored))) fs::remove(dir, ignored);  // never followed
+  const fs::path dir = results_dir(tree);
   fs::create_directories(dir);
   // The harness writes "{suite}.jsonl" with its suite, "<chapter>/<stem>", spelt with a dot.
   const fs::path file = dir / (exercise.chapter + "." + exercise.stem + ".jsonl");
@@ -314,38 +323,6 @@ std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vec
   return items;
 }
 
-std::vector<CheckEvent> judged_events(const manifest::Exercise& exercise, const std::vector<CheckEvent>& judge_events,
-                                      const std::vector<CheckEvent>& runner_events) {
-  std::vector<CheckEvent> events;
-  for (const auto& check : exercise.checks) {
-    const CheckEvent* last_judged = nullptr;
-    for (const auto& e : judge_events) {
-      if (e.check != check.name) continue;
-      events.push_back(e);
-      last_judged = &e;
-    }
-    if (last_judged == nullptr || last_judged->event != "unobserved") continue;
-    // The student's process's last word on the check, after its last start.
-    const CheckEvent* said = nullptr;
-    for (const auto& e : runner_events)
-      if (e.check == check.name) said = e.event == "start" ? nullptr : &e;
-    CheckEvent stand_in = *last_judged;
-    if (said != nullptr && said->event == "skipped") {
-      stand_in.event = "skipped";
-      stand_in.reason = said->reason;
-    } else if (said != nullptr && said->event == "stopped") {
-      stand_in.event = "stopped";
-      stand_in.reason = said->reason;
-    } else {
-      stand_in.event = "stopped";
-      stand_in.reason = "the test program left no record of this check's results (" + last_judged->reason +
-                        "): it was killed (time limit) or crashed before the check finished";
-    }
-    events.push_back(stand_in);
-  }
-  return events;
-}
-
 namespace {
 /// Whether a check is a speed check: named "speed ...", as the build's RUN_SERIAL pattern says.
 bool is_speed_check(const std::string& name) { return name.rfind("speed", 0) == 0; }
@@ -369,15 +346,21 @@ void speed_counts_only_when_correct(std::vector<Item>& items) {
 
 namespace {
 
+/// One check as the grader runs it: its name, and whether it needs the GPU to itself (a speed
+/// check, or any check of a suite marked CDPLAB_SUITE_RUNS_ALONE: harness/harness.h).
+struct CheckRun {
+  std::string name;
+  bool alone = false;
+};
+
 /// An exercise on its way through grading: what was judged before its checks run.
 struct Pending {
   const manifest::Exercise* exercise = nullptr;
   ExerciseResult result;
-  std::string suite_executable;  ///< empty: no checks to run (a quiz, a problem, no checks)
+  CheckProcess check;  ///< how its checks run; no suite: none to run (a quiz, a problem, no checks)
   fs::path results_file;
-  std::string judge_executable;  ///< the suite linked against the reference: decides the checks (judge_outside)
-  fs::path verdicts_file;        ///< what the judge wrote, outside the student's box
-  std::string judge_output;      ///< the judge's own output, when it left a check undecided
+  std::string last_output;  ///< the end of the last run of its suite, and how it ended
+  std::vector<CheckRun> checks;  ///< its checks as they run (run_checks fills it)
   bool gpu_used = false;  ///< some check of the suite ran on a GPU
 };
 
@@ -422,7 +405,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   if (!code) {
     report("compiling");
     const auto compiled = tree.build({entry->library_target}, options.build_seconds);
-    if (!compiled.ok() || options.judge_outside) {
+    if (!compiled.ok() || options.trusted_host) {
       // Graded: code that did not compile before the submission's programs ran is not taken now.
       result.problem = compiled.timed_out ? "compiling took too long (" + compiled.describe() + ")"
                                           : exercise.file + " does not compile";
@@ -455,25 +438,57 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
 
   if (exercise.checks.empty()) return pending;
   if (!prebuilt) report("building");
-  std::vector<std::string> suite_targets{entry->suite_target};
-  if (options.judge_outside && !entry->judge_target.empty()) suite_targets.push_back(entry->judge_target);
-  const auto built = prebuilt ? already_built() : tree.build(suite_targets, options.build_seconds);
-  if (!built.ok()) {
-    result.problem = built.timed_out ? "building the tests took too long (" + built.describe() + ")"
-                                     : "the tests cannot be built against " + exercise.file;
-    result.build_log = explain_build_failure(built.output);
-    fail_all(result, exercise, "not graded: the tests could not be built", /*checks_only=*/true);
+  const fs::path results = results_file_for(exercise, tree);
+  if (!options.trusted_host) {
+    // `cdplab check`: the student's own suite, the student's host code with its device code.
+    const auto built = prebuilt ? already_built() : tree.build({entry->suite_target}, options.build_seconds);
+    if (!built.ok()) {
+      result.problem = built.timed_out ? "building the tests took too long (" + built.describe() + ")"
+                                       : "the tests cannot be built against " + exercise.file;
+      result.build_log = explain_build_failure(built.output);
+      fail_all(result, exercise, "not graded: the tests could not be built", /*checks_only=*/true);
+      return pending;
+    }
+    pending.check.suite = entry->suite_executable;
+    pending.results_file = results;
     return pending;
   }
-  if (options.judge_outside && entry->judge.empty()) {
-    result.problem = "this copy of the workbook has no reference build of " + suite_label(exercise) +
-                     " to judge the checks with (grading needs solutions/)";
+  // `cdplab grade`: the grading suite, the workbook's host code with the student's device code
+  // (and host parts), in the check box. Of the submission's build only the host parts' program
+  // is built here; the grading suite is the kit's (a tree without a kit builds its own).
+  std::vector<std::string> targets;
+  if (!entry->grading_suite_target.empty()) targets.push_back(entry->grading_suite_target);
+  const auto suite_built = prebuilt || targets.empty() ? already_built() : tree.build(targets, options.build_seconds);
+  if (entry->grading_suite.empty() || !suite_built.ok()) {
+    result.problem = entry->grading_suite.empty()
+                         ? "this copy of the workbook has no grading suite of " + suite_label(exercise) +
+                               " (grading needs solutions/)"
+                         : "the grading suite of " + suite_label(exercise) + " could not be built";
+    result.build_log = explain_build_failure(suite_built.output);
     fail_all(result, exercise, "not graded: " + result.problem, /*checks_only=*/true);
     return pending;
   }
-  pending.suite_executable = entry->suite_executable;
-  pending.judge_executable = entry->judge;
-  pending.results_file = results_file_for(exercise, tree);
+  CheckProcess& check = pending.check;
+  check.suite = entry->grading_suite;
+  check.box = tree.check_box();
+  check.env["CDPLAB_DEVICE_PTX"] = compiled_ptx_file(tree, exercise).string();
+  check.read_only.push_back(beside_tree(tree, "-compiled").string());
+  check.writable.push_back(results_dir(tree).string());
+  if (!options.baseline_cache.empty()) check.writable.push_back(options.baseline_cache);
+  check.scratch = beside_tree(tree, "-scratch");
+  if (!entry->host_parts_target.empty()) {
+    const auto host_parts = prebuilt ? already_built() : tree.build({entry->host_parts_target}, options.build_seconds);
+    std::error_code error;
+    if (host_parts.ok() && fs::is_regular_file(entry->host_parts, error)) {
+      check.host_parts = entry->host_parts;
+      check.host_parts_box = tree.host_parts_box();
+    } else {
+      check.host_parts_problem = "the host parts of " + exercise.file +
+                                 " could not be built: keep their names and parameters as the starter gives them" +
+                                 (host_parts.output.empty() ? "" : "\n" + explain_build_failure(host_parts.output));
+    }
+  }
+  pending.results_file = results;
   return pending;
 }
 
@@ -491,14 +506,6 @@ std::map<std::string, std::string> check_environment(const GradeOptions& options
   return env;
 }
 
-/// The time a run of these checks may take: each check's own limit and CTest's margin, one
-/// after the other (the worst case, as if nothing ran side by side).
-double checks_limit(const std::vector<Pending*>& runs, const GradeOptions& options) {
-  double seconds = 60;
-  for (const auto* p : runs) seconds += (options.check_seconds + 30) * static_cast<double>(p->exercise->checks.size());
-  return seconds;
-}
-
 /// The events of the exercise's results file that carry the run's token (the harness wrote them);
 /// `forged` counts the others.
 std::vector<CheckEvent> token_events(const Pending& pending, const std::string& token, std::size_t* forged = nullptr) {
@@ -511,8 +518,7 @@ std::vector<CheckEvent> token_events(const Pending& pending, const std::string& 
 }
 
 /// Everything after the checks ran: their items from the results file.
-void finish_exercise(Pending& pending, const std::string& token, const std::string& run_output,
-                     const GradeOptions& options, DeviceSeen* seen) {
+void finish_exercise(Pending& pending, const std::string& token, DeviceSeen* seen) {
   const manifest::Exercise& exercise = *pending.exercise;
   ExerciseResult& result = pending.result;
   std::size_t forged = 0;
@@ -521,13 +527,8 @@ void finish_exercise(Pending& pending, const std::string& token, const std::stri
     result.problem = std::to_string(forged) + " line(s) of the results file were not written by the test harness "
                      "(the code under test wrote them?) and were ignored";
   }
-  if (options.judge_outside) {
-    const auto verdicts = judged_events(exercise, read_check_events(pending.verdicts_file.string()), events);
-    const std::string said = pending.judge_output.empty() ? run_output : "the grader's judge said:\n" + pending.judge_output;
-    for (auto& item : check_items(exercise, verdicts, said)) result.items.push_back(item);
-  } else {
-    for (auto& item : check_items(exercise, events, run_output)) result.items.push_back(item);
-  }
+  const std::string said = pending.last_output.empty() ? "(the suite was never run)" : pending.last_output;
+  for (auto& item : check_items(exercise, events, said)) result.items.push_back(item);
   speed_counts_only_when_correct(result.items);
   for (const auto& e : events) pending.gpu_used = pending.gpu_used || (e.event == "start" && !e.device.empty());
   if (seen != nullptr) {
@@ -542,8 +543,8 @@ void finish_exercise(Pending& pending, const std::string& token, const std::stri
 /// submission's box, and returns the tool's item (sanitizer::run_check). Its results go to the
 /// exercise's results file with `suffix`, never read as the check's own.
 Item check_under_tool(const std::string& program, const sanitizer::Tool& tool, const Pending& p,
-                      const std::string& check, const std::string& suffix, const BuildTree& tree,
-                      const std::string& token, const GradeOptions& options) {
+                      const std::string& check, const std::string& suffix, const std::string& token,
+                      const GradeOptions& options) {
   // Kernels run many times slower under the tools: a check's own time limit grows with them.
   // Measured on an H100 (CUDA 13.0, eight tool runs at a time): the slowest reference check took
   // 43 s under memcheck, most take one to four seconds. A run past the limit is run again
@@ -555,8 +556,12 @@ Item check_under_tool(const std::string& program, const sanitizer::Tool& tool, c
   // leave its memory unfreed, and the leak check would count that as a finding.
   env["CDPLAB_CHECK_SECONDS"] = std::to_string(limit + 60);
   env["CDPLAB_UNDER_SANITIZER"] = "1";  // the speed checks skip themselves: timings mean nothing here
-  return sanitizer::run_check(program, tool, p.suite_executable, check, env, limit,
-                              [&tree](std::vector<std::string> argv) { return tree.in_box(std::move(argv)); });
+  // compute-sanitizer runs the suite: the command line ends with the suite and its arguments.
+  return sanitizer::run_check(program, tool, p.check.suite, check, env, limit,
+                              [&p](const std::vector<std::string>& argv, const process::Options& o) {
+                                const auto at = std::find(argv.begin(), argv.end(), p.check.suite);
+                                return run_check_process(p.check, {argv.begin(), at}, {at + 1, argv.end()}, o);
+                              });
 }
 
 /// The sanitizer stage: every check of a suite whose checks used the GPU runs again under the
@@ -588,7 +593,7 @@ void run_sanitizer(const std::vector<Pending*>& runs, const BuildTree& tree, con
   std::vector<Item> found(jobs.size());
   parallel_for(jobs.size(), options.check_jobs, [&](std::size_t i) {
     found[i] = check_under_tool(options.sanitizer, tools[jobs[i].tool], *on_gpu[jobs[i].exercise], jobs[i].check,
-                                ".sanitizer", tree, token, options);
+                                ".sanitizer", token, options);
   });
   for (std::size_t e = 0; e < on_gpu.size(); ++e) {
     for (std::size_t t = 0; t < tools.size(); ++t) {
@@ -623,9 +628,39 @@ void run_memcheck_checks(const std::vector<Pending*>& runs, const BuildTree& tre
     const Pending& p = *jobs[i].pending;
     if (options.progress) options.progress(*p.exercise, "compute-sanitizer memcheck");
     found[i] = check_under_tool(options.memcheck_program, sanitizer::graded_memcheck(), p, jobs[i].item->name,
-                                ".memcheck", tree, token, options);
+                                ".memcheck", token, options);
   });
   for (std::size_t i = 0; i < jobs.size(); ++i) sanitizer::require_clean(*jobs[i].item, found[i]);
+}
+
+/// Whether a check is a speed check, which always has a process of its own (a warm one times
+/// differently).
+bool is_speed(const CheckRun& check) { return is_speed_check(check.name); }
+
+/// The checks of an exercise, from its manifest and its suite's source (which says whether the
+/// suite runs alone: it is the grader's, in the project, never the submission's).
+std::vector<CheckRun> check_runs(const manifest::Exercise& exercise, const fs::path& project_root) {
+  const fs::path suite = project_root / "grader" / "suites" / exercise.chapter / (exercise.stem + "_test.cpp");
+  std::istringstream source(files::read_text(suite));
+  bool suite_alone = false;
+  for (std::string line; std::getline(source, line);) suite_alone = suite_alone || line.rfind("CDPLAB_SUITE_RUNS_ALONE", 0) == 0;
+  std::vector<CheckRun> runs;
+  for (const auto& check : exercise.checks) runs.push_back({check.name, suite_alone || is_speed_check(check.name)});
+  return runs;
+}
+
+/// Runs checks of `p`'s suite in one process of its own: with `shared`, the suite's shared-process
+/// mode (shared_process.h). Keeps the end of what it printed for checks that leave no trace.
+void run_checks_in_process(Pending& p, const std::vector<std::string>& checks, const std::map<std::string, std::string>& env,
+                           const GradeOptions& options, bool shared, std::mutex& output_mutex) {
+  process::Options o;
+  o.env = env;
+  if (shared) o.env["CDPLAB_SHARED_PROCESS"] = "1";
+  // The suite's watchdog ends a check at its limit; this one backs it up.
+  o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
+  const auto ran = run_check_process(p.check, {}, {"--test-case=" + test_case_filter(checks)}, o);
+  std::lock_guard<std::mutex> lock(output_mutex);
+  p.last_output = (ran.started ? last_lines(ran.output, 15) : "the suite could not be started\n") + "(" + ran.describe() + ")";
 }
 
 /// Runs the checks of each suite that `grouped` picks in one process per suite (shared_process.h),
@@ -633,44 +668,21 @@ void run_memcheck_checks(const std::vector<Pending*>& runs, const BuildTree& tre
 /// ended after checks that all passed (the last one changed the device's limits: most suites that
 /// end one so change them in most checks) leaves the checks it never started to a process each,
 /// queued as soon as it ends, beside the other suites' processes still running.
-/// Returns the names of the CTest tests still to run: every test of these suites whose check did
-/// not pass or skip in a shared process (this call's or an earlier one's).
-std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs, const std::vector<TestInfo>& tests,
-                                              const std::map<std::string, std::string>& env,
-                                              const GradeOptions& options, const BuildTree& tree,
-                                              const std::function<bool(const TestInfo&)>& grouped, int jobs,
-                                              bool leftovers_beside) {
+void run_shared_processes(const std::vector<Pending*>& runs, const std::map<std::string, std::string>& env,
+                          const GradeOptions& options, const std::function<bool(const CheckRun&)>& grouped, int jobs,
+                          bool leftovers_beside, std::mutex& output_mutex) {
   const std::string token = env.at("CDPLAB_RESULTS_TOKEN");
-  struct Check {
-    std::string name;
-    std::string working_directory;
-  };
   // The checks of `p` that `grouped` picks, but for those named in `done`.
   const auto checks_of = [&](const Pending& p, const std::set<std::string>& done) {
-    const std::string prefix = suite_label(*p.exercise) + "/";
-    std::vector<Check> checks;
-    for (const auto& test : tests) {
-      if (test.name.rfind(prefix, 0) != 0 || !grouped(test)) continue;
-      const std::string check = test.name.substr(prefix.size());
-      if (done.count(check) == 0) checks.push_back({check, test.working_directory});
-    }
+    std::vector<std::string> checks;
+    for (const auto& check : p.checks)
+      if (grouped(check) && done.count(check.name) == 0) checks.push_back(check.name);
     return checks;
-  };
-  const auto run_process = [&](const Pending& p, const std::vector<Check>& checks) {
-    std::vector<std::string> names;
-    for (const auto& c : checks) names.push_back(c.name);
-    process::Options o;
-    o.env = env;
-    o.env["CDPLAB_SHARED_PROCESS"] = "1";
-    o.working_directory = checks.back().working_directory;
-    // The suite's watchdog ends a check at its limit; this one backs it up.
-    o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
-    process::run(tree.in_box({p.suite_executable, "--test-case=" + test_case_filter(names)}), o);
   };
   // After a suite's shared process: its unstarted checks, a process each, when it ended after
   // checks that all passed. One that failed, hung or crashed, or never started a check, leaves
   // them to the run alone: a broken suite is not run twice.
-  const auto leftovers = [&](const Pending& p) {
+  const auto leftovers = [&](Pending& p) {
     std::vector<Job> singles;
     const auto events = token_events(p, token);
     const auto settled = settled_checks(*p.exercise, events);
@@ -679,200 +691,93 @@ std::vector<std::string> run_shared_processes(const std::vector<Pending*>& runs,
     if (started.empty() || !all_passed) return singles;
     started.insert(settled.begin(), settled.end());
     for (const auto& check : checks_of(p, started))
-      singles.push_back({[&run_process, &p, check] {
-        run_process(p, {check});
+      singles.push_back({[&, check, pending = &p] {
+        run_checks_in_process(*pending, {check}, env, options, /*shared=*/false, output_mutex);
         return std::vector<Job>{};
       }});
     return singles;
   };
   std::vector<Job> shared;
-  for (const auto* p : runs) {
+  for (auto* p : runs) {
     const auto checks = checks_of(*p, settled_checks(*p->exercise, token_events(*p, token)));
     if (checks.size() < 2) continue;
     shared.push_back({[&, p, checks] {
-      run_process(*p, checks);
+      run_checks_in_process(*p, checks, env, options, /*shared=*/true, output_mutex);
       return leftovers_beside ? leftovers(*p) : std::vector<Job>{};
     }});
   }
   run_work_list(std::move(shared), jobs);
+}
 
-  std::vector<std::string> left;
-  for (const auto* p : runs) {
-    const std::string prefix = suite_label(*p->exercise) + "/";
+/// Runs each check of `runs` that `selected` picks and no earlier process settled in a process of
+/// its own, `jobs` at a time.
+void run_single_processes(const std::vector<Pending*>& runs, const std::map<std::string, std::string>& env,
+                          const GradeOptions& options, const std::function<bool(const CheckRun&)>& selected, int jobs,
+                          std::mutex& output_mutex) {
+  const std::string token = env.at("CDPLAB_RESULTS_TOKEN");
+  std::vector<std::pair<Pending*, std::string>> singles;
+  for (auto* p : runs) {
     const auto settled = settled_checks(*p->exercise, token_events(*p, token));
-    for (const auto& test : tests)
-      if (test.name.rfind(prefix, 0) == 0 && settled.count(test.name.substr(prefix.size())) == 0)
-        left.push_back(test.name);
+    for (const auto& check : p->checks)
+      if (selected(check) && settled.count(check.name) == 0) singles.emplace_back(p, check.name);
   }
-  return left;
+  parallel_for(singles.size(), jobs, [&](std::size_t i) {
+    run_checks_in_process(*singles[i].first, {singles[i].second}, env, options, /*shared=*/false, output_mutex);
+  });
 }
 
-/// The check a CTest test runs: "<chapter>/<stem>/<check>" -> "<check>".
-std::string check_of(const TestInfo& test) {
-  const auto slash = test.name.find('/', test.name.find('/') + 1);
-  return slash == std::string::npos ? test.name : test.name.substr(slash + 1);
-}
-
-/// Whether an exercise has a speed check: its judge times the check's baseline and needs the
-/// GPU to itself.
+/// Whether an exercise has a speed check: its suite times the check's baseline, which needs the
+/// GPU alone unless the class's cache holds it already.
 bool times_the_gpu(const manifest::Exercise& exercise) {
   for (const auto& check : exercise.checks)
     if (is_speed_check(check.name)) return true;
   return false;
 }
 
-/// The environment of a judge: no GPU for itself, the grading's GPU for the baselines it times,
-/// the records in `observations`, the grading's seed, time limit and baseline cache.
-std::map<std::string, std::string> judge_environment(const GradeOptions& options, const fs::path& observations) {
-  std::map<std::string, std::string> env = options.env;
-  const char* inherited = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (const auto it = options.env.find("CUDA_VISIBLE_DEVICES"); it != options.env.end()) env["CDPLAB_JUDGE_GPUS"] = it->second;
-  else if (inherited != nullptr) env["CDPLAB_JUDGE_GPUS"] = inherited;
-  env["CUDA_VISIBLE_DEVICES"] = "";  // the judge runs no kernel: a stray CUDA call fails, never passes
-  env["CDPLAB_JUDGE_DIR"] = observations.string();
-  env["CDPLAB_SEED"] = std::to_string(options.seed);
-  env["CDPLAB_CHECK_SECONDS"] = std::to_string(options.check_seconds);
-  if (!options.baseline_cache.empty()) env["CDPLAB_BASELINE_CACHE"] = options.baseline_cache;
-  return env;
-}
-
-/// The judges (GradeOptions::judge_outside): for each suite, its checks linked against the
-/// reference solutions, run without the GPU on what the student's processes recorded in
-/// `observations`; each writes its verdicts into a folder the student's box cannot see. A judge
-/// that times the baseline for a speed check gets the GPU back for that child alone
-/// (CDPLAB_JUDGE_GPUS) and runs with nothing else on the GPU; the others run side by side, and so
-/// does a speed check's judge that finds its baselines in the class's cache (harness/speed.h).
-void run_judges(const std::vector<Pending*>& runs, const BuildTree& tree, const fs::path& observations,
-                const GradeOptions& options, PhaseClock& clock) {
-  const fs::path verdicts = beside_tree(tree, "-verdicts");
-  std::error_code ignored;
-  fs::remove_all(verdicts, ignored);
-  fs::create_directories(verdicts);
-  const auto env = judge_environment(options, observations);
-  // `cache_only`: the judge runs beside other work on the GPU and reads its baselines from the
-  // class's cache; one missing makes it end with kBaselineNotCached before it times anything.
-  const auto judge = [&](Pending& p, bool cache_only) {
-    std::error_code not_there;
-    p.verdicts_file = verdicts / (p.exercise->chapter + "." + p.exercise->stem + ".jsonl");
-    fs::remove(p.verdicts_file, not_there);  // a judge run again starts its verdicts afresh
-    std::vector<std::string> checks;
-    for (const auto& check : p.exercise->checks) checks.push_back(check.name);
-    process::Options o;
-    o.env = env;
-    o.env["CDPLAB_RESULTS_FILE"] = p.verdicts_file.string();
-    if (cache_only) o.env["CDPLAB_BASELINE_CACHE_ONLY"] = "1";
-    o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
-    const auto ran = process::run({p.judge_executable, "--test-case=" + test_case_filter(checks)}, o);
-    if (cache_only && ran.started && !ran.timed_out && ran.exit_code == kBaselineNotCached) return false;
-    if (!ran.started || ran.timed_out || ran.signal != 0)
-      p.judge_output = (ran.started ? last_lines(ran.output, 15) : "") + "(" + ran.describe() + ")";
-    // The records have served: a full run of the references leaves about a gigabyte of them.
-    fs::remove_all(observations / (p.exercise->chapter + "." + p.exercise->stem), not_there);
-    return true;
-  };
-  // A judge that times a baseline needs the GPU alone. In a class whose cache already holds the
-  // baselines (timed by an earlier submission on this GPU), it runs beside the others instead.
-  std::vector<Pending*> alone, side_by_side;
-  const bool cached = !options.baseline_cache.empty();
-  for (auto* p : runs) (times_the_gpu(*p->exercise) && !cached ? alone : side_by_side).push_back(p);
-  std::mutex alone_mutex;
-  parallel_for(side_by_side.size(), options.check_jobs, [&](std::size_t i) {
-    Pending& p = *side_by_side[i];
-    if (judge(p, cached && times_the_gpu(*p.exercise))) return;
-    std::lock_guard<std::mutex> lock(alone_mutex);
-    alone.push_back(&p);
-  });
-  if (!alone.empty()) {
-    clock.lap("judges");
-    AloneTurn turn(options.gpu_turns);
-    clock.lap(kWaitingForTheGpu);
-    for (auto* p : alone) judge(*p, false);
-  }
-  clock.lap("judges");
-}
-
-/// Runs the checks of every pending exercise, `options.check_jobs` at a time (checks that must
-/// have the GPU alone are marked RUN_SERIAL by the build), and finishes each: first in shared
-/// processes (run_shared_processes), then what those did not settle in one CTest run, one
-/// process per check.
+/// Runs the checks of every pending exercise and finishes each. Checks that may run beside others
+/// go first: a process per suite (run_shared_processes), several at a time, with a shared turn
+/// of the GPU; then, with the GPU alone, the suites that need it alone share a process each, one
+/// suite at a time, and every check still unsettled runs in a process of its own (the speed
+/// checks one at a time).
 void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const GradeOptions& options,
                 DeviceSeen* seen, Phases* phases) {
   PhaseClock clock(phases);
   std::vector<Pending*> runs;
-  std::vector<std::string> labels;
   for (auto& p : pendings) {
-    if (p.suite_executable.empty()) continue;
+    if (p.check.suite.empty()) continue;
+    p.checks = check_runs(*p.exercise, tree.project_root());
     runs.push_back(&p);
-    labels.push_back(suite_label(*p.exercise));
     if (options.progress) options.progress(*p.exercise, "checks");
   }
   if (runs.empty()) return;
   const std::string token = std::to_string(fresh_seed());
-  const std::string results = (tree.dir() / "cdplab-results" / "{suite}.jsonl").string();
-  auto env = check_environment(options, results, token);
-  // Judged outside: the student's processes record their GPU steps here, in their own build tree.
-  const fs::path observations = tree.dir() / "cdplab-observations";
-  if (options.judge_outside) {
-    fresh_directory(observations);
-    env["CDPLAB_OBSERVATIONS_DIR"] = observations.string();
-  }
-  // Without the list of tests (one process per check asked for, or CTest could not list them),
-  // CTest runs every test of the labels; with it, only those the shared processes left.
-  const auto tests = options.shared_processes ? tree.list_tests(labels) : std::vector<TestInfo>{};
-  std::vector<std::string> left;
+  auto env = check_environment(options, (results_dir(tree) / "{suite}.jsonl").string(), token);
+  if (!options.baseline_cache.empty()) env["CDPLAB_BASELINE_CACHE"] = options.baseline_cache;
+  std::mutex output_mutex;
   clock.lap("checks beside others");
-  if (!tests.empty()) {  // checks that may run beside others: a process per suite, several at a time
+  if (options.shared_processes) {
     SharedTurn turn(options.gpu_turns);
     clock.lap(kWaitingForTheGpu);
-    const auto beside_others = [](const TestInfo& test) { return !test.run_serial; };
     // A shared process ends after a check that fails or changes the device's limits: after the
-    // latter, the checks it never started run here too, beside others, a process each, and not
-    // in a turn alone.
-    left = run_shared_processes(runs, tests, env, options, tree, beside_others, options.check_jobs,
-                                /*leftovers_beside=*/true);
+    // latter, the checks it never started run here too, beside others, a process each.
+    run_shared_processes(runs, env, options, [](const CheckRun& c) { return !c.alone; }, options.check_jobs,
+                         /*leftovers_beside=*/true, output_mutex);
     clock.lap("checks beside others");
   }
-  std::string run_output = "every check of the suite ran in a shared process, and CTest has no other test of it";
   {
     AloneTurn turn(options.gpu_turns);
     clock.lap(kWaitingForTheGpu);
-    // The checks of a suite that needs the GPU to itself (CDPLAB_SUITE_RUNS_ALONE): a process per
-    // suite too, one suite at a time. A speed check keeps a process of its own: a warm process
-    // would change its timings.
-    if (!tests.empty())
-      left = run_shared_processes(
-          runs, tests, env, options, tree,
-          [](const TestInfo& test) { return test.run_serial && !is_speed_check(check_of(test)); }, 1,
-          /*leftovers_beside=*/false);
-    if (tests.empty() || !left.empty()) {  // speed checks, and what the shared processes did not settle
-      const auto ran = tree.test(labels, env, checks_limit(runs, options), options.check_jobs, left);
-      run_output = ran.output;
-      if (!ran.started) run_output = "ctest could not be started";
-      else if (ran.timed_out) run_output += "\n(the test run was stopped: " + ran.describe() + ")";
-    }
+    if (options.shared_processes)
+      run_shared_processes(runs, env, options, [](const CheckRun& c) { return c.alone && !is_speed(c); }, 1,
+                           /*leftovers_beside=*/false, output_mutex);
+    // What no shared process settled: a process each, those that may share the GPU several at a
+    // time, the others one after another.
+    run_single_processes(runs, env, options, [](const CheckRun& c) { return !c.alone; }, options.check_jobs,
+                         output_mutex);
+    run_single_processes(runs, env, options, [](const CheckRun& c) { return c.alone; }, 1, output_mutex);
     clock.lap("checks with the GPU alone");
   }
-  // The runners' results lie in the submission's tree too: a link put in place of their folder is
-  // not followed (what the runners wrote there explains a check at most; the judges decide).
-  {
-    std::error_code ignored;
-    const fs::path results_dir = tree.dir() / "cdplab-results";
-    if (fs::is_symlink(fs::symlink_status(results_dir, ignored))) fresh_directory(results_dir);
-  }
-  if (options.judge_outside) {
-    // The records lie in the submission's tree: a link put there in place of the folder, or of a
-    // suite's folder in it, leads nowhere. The checks it would have led to are left unobserved.
-    std::error_code ignored;
-    if (fs::is_symlink(fs::symlink_status(observations, ignored)) || !fs::is_directory(observations, ignored))
-      fresh_directory(observations);
-    for (const auto* p : runs) {
-      const fs::path suite = observations / (p->exercise->chapter + "." + p->exercise->stem);
-      if (fs::is_symlink(fs::symlink_status(suite, ignored))) fresh_directory(suite);
-    }
-    run_judges(runs, tree, observations, options, clock);
-  }
-  for (auto* p : runs) finish_exercise(*p, token, run_output, options, seen);
-  clock.lap("judges");
+  for (auto* p : runs) finish_exercise(*p, token, seen);
   // The tools' runs share the GPU; a grading with none to run does not wait for a turn.
   const bool graded_under_memcheck = std::any_of(runs.begin(), runs.end(), [](const Pending* p) {
     return std::any_of(p->exercise->checks.begin(), p->exercise->checks.end(), [](const auto& c) { return c.memcheck; });
@@ -893,27 +798,31 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
 int time_baselines(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
                    const GradeOptions& options) {
   if (options.baseline_cache.empty()) return 0;
-  std::vector<std::string> judges;
+  std::vector<std::string> suites;
   for (const auto* exercise : exercises) {
     if (exercise->is_quiz() || !times_the_gpu(*exercise)) continue;
     const auto entry = tree.find(exercise->chapter, exercise->stem);
     std::error_code error;
-    // The kit's judge, built before any submission; one this tree builds is not there yet.
-    if (entry && entry->judge_target.empty() && fs::is_regular_file(entry->judge, error)) judges.push_back(entry->judge);
+    // The kit's grading suite, built before any submission; one this tree builds is not there yet.
+    if (entry && entry->grading_suite_target.empty() && fs::is_regular_file(entry->grading_suite, error))
+      suites.push_back(entry->grading_suite);
   }
+  // The baselines are the grader's own code: the suite runs them alone, outside any box.
   process::Options o;
-  o.env = judge_environment(options, tree.dir() / "cdplab-observations");  // judge mode; no record is read
-  o.timeout_seconds = 120;
+  o.env = options.env;
+  o.env["CDPLAB_BASELINE_CACHE"] = options.baseline_cache;
+  o.env["CDPLAB_SEED"] = std::to_string(options.seed);
   o.env["CDPLAB_BASELINE_CACHE_ONLY"] = "1";
-  for (const auto& judge : judges) {
+  o.timeout_seconds = 120;
+  for (const auto& suite : suites) {
     // First without a turn: a cache that holds every baseline already answers at once.
-    if (process::run({judge, "--time-baselines"}, o).exit_code != kBaselineNotCached) continue;
+    if (process::run({suite, "--time-baselines"}, o).exit_code != kBaselineNotCached) continue;
     AloneTurn turn(options.gpu_turns);
     process::Options timing = o;
     timing.env.erase("CDPLAB_BASELINE_CACHE_ONLY");
-    process::run({judge, "--time-baselines"}, timing);
+    process::run({suite, "--time-baselines"}, timing);
   }
-  return static_cast<int>(judges.size());
+  return static_cast<int>(suites.size());
 }
 
 ExerciseResult grade_exercise(const manifest::Exercise& exercise, const BuildTree& tree, const GradeOptions& options,
@@ -980,11 +889,16 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
   for (std::size_t i = 0; i < compiled.size(); ++i) {
     const auto& c = compiled[i];
     if (!built[i] || c.exercise->checks.empty()) continue;
-    suite_targets.push_back(c.entry.suite_target);
-    // A judge this tree builds itself (no grading kit) is not part of ALL.
-    if (options.judge_outside && !c.entry.judge_target.empty()) suite_targets.push_back(c.entry.judge_target);
+    if (!options.trusted_host) {
+      suite_targets.push_back(c.entry.suite_target);  // `cdplab check`: the student's own suite
+      continue;
+    }
+    // Graded: the host parts' program from the student's file, and a grading suite this tree
+    // builds itself (no grading kit; not part of ALL). Nothing else of the student's is built.
+    if (!c.entry.host_parts_target.empty()) suite_targets.push_back(c.entry.host_parts_target);
+    if (!c.entry.grading_suite_target.empty()) suite_targets.push_back(c.entry.grading_suite_target);
   }
-  // Then the suites: building one runs it to list its checks, the submission's code with it.
+  // Then the rest: building a suite runs it to list its checks.
   const bool suites_built = suite_targets.empty() || tree.build(suite_targets, seconds, /*keep_going=*/true).ok();
   return code_built && suites_built;
 }
@@ -1006,7 +920,7 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   // class's cache or, for one submission alone, a cache of this grading's own.
   GradeOptions graded = options;
   const bool times_baselines =
-      !options.built && options.judge_outside &&
+      !options.built && options.trusted_host &&
       std::any_of(exercises.begin(), exercises.end(), [](const auto* e) { return times_the_gpu(*e); });
   struct RemovedAtEnd {  // the grading's own cache goes with it, whatever ends the grading
     fs::path dir;
@@ -1026,7 +940,7 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   const bool prebuilt = options.built ? *options.built : build_all(exercises, tree, graded);
   if (!options.built) clock.lap("building");
   if (baselines.valid()) {
-    baselines.wait();  // a baseline that failed to time is timed again by its judge
+    baselines.wait();  // a baseline that failed to time is timed again by its speed check
     clock.lap("timing baselines after the build");
   }
   std::vector<Pending> pendings;

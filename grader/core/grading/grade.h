@@ -29,12 +29,13 @@ struct GradeOptions {
   /// check (shared_process.h); false: one process per check from the start.
   bool shared_processes = true;
   std::map<std::string, std::string> env;  ///< extra environment of the checks (CUDA_VISIBLE_DEVICES)
-  /// Decides every check in a judge process of its own (`cdplab grade`): the suite's checks linked
-  /// against the reference solutions, run with no GPU, which regenerates each check's inputs from
-  /// the seed and judges what the student's process recorded of its GPU steps (harness/observe.h).
-  /// The student's process then only produces records; nothing it writes can pass a check.
-  /// false (`cdplab check`): the suite's own process decides, as on a student's machine.
-  bool judge_outside = false;
+  /// `cdplab grade`: the grader's process is the host. Every check runs in the grading suite (the
+  /// checks linked against the workbook's host code, built by the grader), in the check box, with
+  /// the student's device code loaded into it (harness/device_code/device_code.h) and the
+  /// student's host parts called in a process of their own (harness/host_parts/host_parts.h):
+  /// nothing the student's host code does or writes reaches a verdict. false (`cdplab check`): the
+  /// student's own suite runs their whole file, as on a student's machine.
+  bool trusted_host = false;
   /// What build_all said when the caller ran it already for this grading (a class builds before it
   /// takes a GPU): grade_all then builds nothing again. Building again would take the exercises'
   /// compiled code after the submission's programs ran, which may have rewritten the tree.
@@ -47,7 +48,7 @@ struct GradeOptions {
   /// The turns on a GPU that other gradings share (a class graded several submissions at a time
   /// per GPU, gpu_turns.h); null: this grading has the GPU to itself.
   GpuTurns* gpu_turns = nullptr;
-  /// A folder the judges keep the speed checks' baseline times in (CDPLAB_BASELINE_CACHE,
+  /// A folder the suites keep the speed checks' baseline times in (CDPLAB_BASELINE_CACHE,
   /// harness/speed.h), so that a class times each baseline once per GPU; empty: timed for every
   /// grading.
   std::string baseline_cache;
@@ -79,16 +80,16 @@ std::string compiled_ptx(const BuildTree& tree, const manifest::Exercise& exerci
 
 /// Times the baselines of the speed checks of `exercises` into `options.baseline_cache`, on the
 /// GPU that `options.env` names, with the GPU alone (`options.gpu_turns`) where the cache lacks
-/// one: the grading kit's judges in their `--time-baselines` mode (harness/speed.h). The baselines
+/// one: the grading kit's suites in their `--time-baselines` mode (harness/speed.h). The baselines
 /// do not depend on any submission, so this runs while submissions build and the GPU is idle.
-/// Judges the kit does not hold (a tree that builds its own) are left out; a baseline that fails
-/// here is timed again by its judge, whose check says why. Returns how many of the kit's judges
+/// Suites the kit does not hold (a tree that builds its own) are left out; a baseline that fails
+/// here is timed again by its speed check, which says why. Returns how many of the kit's suites
 /// it asked (those whose baselines were all kept already answer at once).
 int time_baselines(const std::vector<const manifest::Exercise*>& exercises, const BuildTree& tree,
                    const GradeOptions& options);
 
 /// A folder beside the build tree, outside the submission's box (which shows the tree alone):
-/// where the grader keeps what it must not read back from the tree ("-compiled", "-verdicts").
+/// where the grader keeps what it must not read back from the tree ("-compiled", "-results").
 std::filesystem::path beside_tree(const BuildTree& tree, const std::string& suffix);
 
 /// The result of an exercise that could not be graded at all: every item failed with `problem`.
@@ -113,14 +114,7 @@ struct CheckEvent {
   double seconds = 0;
 };
 
-/// The checks' events as the judge decides them: the judge's own events, except where it found no
-/// record of a check's steps ("unobserved": the student's process crashed, hung, skipped or never
-/// ran the check). There the student's process's last word on the check stands in, but only to
-/// say why: a skip stays a skip, anything else becomes "stopped", never a pass.
-std::vector<CheckEvent> judged_events(const manifest::Exercise& exercise, const std::vector<CheckEvent>& judge_events,
-                                      const std::vector<CheckEvent>& runner_events);
-
-/// A speed check ("speed ...") times a workload whose output the student's process judges itself,
+/// A speed check ("speed ...") times a workload and only makes sure that what it timed is right,
 /// so it counts only beside correct results: when another check of the exercise did not pass, a
 /// passed speed check becomes failed, with the reason (fast code that is wrong earns nothing).
 void speed_counts_only_when_correct(std::vector<Item>& items);
@@ -145,7 +139,7 @@ std::string linked_reference_problem(const std::string& nm_output);
 /// Makes compiler output readable and adds CDP2 advice for errors CDP1-era code runs into.
 std::string explain_build_failure(const std::string& output);
 
-/// The exit status of a judge told to read its baselines from the class's cache only
+/// The exit status of a suite told to read its baselines from the class's cache only
 /// (CDPLAB_BASELINE_CACHE_ONLY=1) that found one missing: the grader runs it again with the GPU
 /// alone. The harness ends with the same value (grader/harness/speed.h).
 inline constexpr int kBaselineNotCached = 75;

@@ -321,6 +321,25 @@ Box submission_box(const Kit& kit, const grading::Toolchain& tools, const fs::pa
   return box;
 }
 
+Box check_box(const Kit& kit, const grading::Toolchain& tools) {
+  Box box;
+  box.bwrap = bwrap_program();
+  const fs::path root = fs::absolute(kit.root).lexically_normal();
+  box.read_only.push_back(normal(root));
+  if (!kit.build.empty()) box.read_only.push_back(normal(fs::absolute(kit.build)));
+  for (const auto& p : toolchain_paths(tools, kit.build, {root, kit.build})) box.read_only.push_back(p);
+  box.devices = gpu_devices();
+  return box;
+}
+
+Box host_parts_box(const grading::Toolchain& tools, const fs::path& build_dir) {
+  Box box;
+  box.bwrap = bwrap_program();
+  box.read_only.push_back(normal(fs::absolute(build_dir)));
+  for (const auto& p : toolchain_paths(tools, build_dir, {build_dir})) box.read_only.push_back(p);
+  return box;
+}
+
 std::vector<std::string> allowed_compiler_roots(const grading::BuildTree& tree, const std::string& chapter) {
   const fs::path root = fs::absolute(tree.project_root()).lexically_normal();
   std::vector<fs::path> folders = {tree.exercise_dir(), fs::absolute(tree.dir()), root / "starter", "/usr"};

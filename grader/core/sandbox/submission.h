@@ -49,6 +49,20 @@ std::vector<std::string> toolchain_paths(const grading::Toolchain& tools, const 
 Box submission_box(const Kit& kit, const grading::Toolchain& tools, const std::filesystem::path& exercise_dir,
                    const std::filesystem::path& build_dir);
 
+/// The box of the check processes of a grading (grading/check_process.h): the grader's own suites
+/// (the checks linked against solutions/), which run the student's device code on the GPU and
+/// nothing else of the student's. It shows the project and the kit's build tree read-only (what
+/// the suites load: the workbook's PTX, the device libraries), the toolchain and the GPU devices;
+/// each run adds the folders it reads and writes (the student's taken PTX, its results, the
+/// FIFOs to the host parts' process, the baseline cache). No submission's build tree: nothing of
+/// the student's host code, and nothing any program of the submission wrote, is there.
+Box check_box(const Kit& kit, const grading::Toolchain& tools);
+
+/// The box of the process that runs a submission's host parts (harness/host_parts/host_parts.h):
+/// its build tree read-only (the program was built there) and the toolchain; no GPU, no network,
+/// nothing of the grader's; each run adds the folder of its FIFOs, writable.
+Box host_parts_box(const grading::Toolchain& tools, const std::filesystem::path& build_dir);
+
 /// The folders whose files an exercise's compiler may read: the submission's own folder, the
 /// build tree, the project's starter/ and grader/suites/<chapter>/support/, /usr and the
 /// toolchain's folders. Each as given and as its real path.

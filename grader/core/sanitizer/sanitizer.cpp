@@ -127,7 +127,7 @@ grading::Item item_from_output(const Tool& tool, const std::string& output, int 
 
 grading::Item run_check(const std::string& sanitizer, const Tool& tool, const std::string& suite,
                         const std::string& check, const std::map<std::string, std::string>& env, double seconds,
-                        const std::function<std::vector<std::string>(std::vector<std::string>)>& in_box) {
+                        const CommandRunner& run) {
   auto run_with = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> argv = {sanitizer};
     argv.insert(argv.end(), tool.args.begin(), tool.args.end());
@@ -137,7 +137,7 @@ grading::Item run_check(const std::string& sanitizer, const Tool& tool, const st
     process::Options options;
     options.env = env;
     options.timeout_seconds = seconds;
-    return process::run(in_box ? in_box(argv) : argv, options);
+    return run ? run(argv, options) : process::run(argv, options);
   };
   const auto ran = run_with({});
   const bool box_could_not_start_it =  // bwrap's own words when the program is missing in the box

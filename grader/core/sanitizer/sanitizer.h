@@ -7,6 +7,8 @@
 /// shared memory). They need a GPU; without one they are reported skipped.
 #pragma once
 
+#include "process/process.h"
+
 #include "results/results.h"
 
 #include <functional>
@@ -57,12 +59,13 @@ grading::Item item_from_output(const Tool& tool, const std::string& output, int 
 /// can still be raised, say). `sanitizer` is the compute-sanitizer program; when it cannot be
 /// started the item is skipped with the reason. When the run does not finish within `seconds`
 /// and the tool has fallback options, the check runs once more with them, within `seconds`,
-/// and the item says what that run left unchecked. `in_box` wraps each command line: the
-/// submission's box (grading::BuildTree::in_box), since the suite runs student code; empty: the
-/// command runs as it is.
+/// and the item says what that run left unchecked. `run` runs each command line (compute-sanitizer,
+/// its options, then the suite and its arguments; a grading runs it as a check process, in its
+/// box: grading/check_process.h); empty: process::run, as it is.
+using CommandRunner = std::function<process::Result(const std::vector<std::string>& argv, const process::Options&)>;
 grading::Item run_check(const std::string& sanitizer, const Tool& tool, const std::string& suite,
                         const std::string& check, const std::map<std::string, std::string>& env, double seconds,
-                        const std::function<std::vector<std::string>(std::vector<std::string>)>& in_box = {});
+                        const CommandRunner& run = {});
 
 /// One tool's item for a whole suite from the items of its checks: failed when one failed
 /// (with each such check's findings, named), passed when none failed and one passed (with what

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace cdplab::harness {
 namespace {
@@ -29,6 +30,8 @@ struct Loaded {
   /// Host address -> mangled device name: the kernels and variables the host code reaches.
   std::unordered_map<const void*, std::string> kernels;
   std::unordered_map<const void*, std::string> variables;
+  /// The host code's file's own variables by name (not the starter kit's): what a host part may write.
+  std::unordered_set<std::string> exercise_variables;
 };
 
 Loaded& loaded() {
@@ -85,6 +88,7 @@ std::string load(const DeviceCodeSources& sources) {
     }
     const bool kernel = host_ptx.find(".entry " + name) != std::string::npos;
     (kernel ? state.kernels : state.variables)[host] = name;
+    if (!kernel) state.exercise_variables.insert(name);
   }
   for (const auto& symbol : cdplab::detail::kit_device_symbols()) state.variables[symbol.host] = symbol.name;
 
@@ -208,6 +212,22 @@ void start_device_run() noexcept {
   } catch (...) {
     (void)cudaGetLastError();
   }
+}
+
+void write_exercise_variable(const std::string& name, std::size_t offset, const std::string& bytes) {
+  if (loaded().exercise_variables.count(name) == 0) {
+    throw CudaError(cudaErrorInvalidSymbol, "a host part wrote " + demangled(name) +
+                                                ", which is no __constant__ or __device__ variable of the exercise file");
+  }
+  if (loaded().library == nullptr) throw_not_loaded();
+  std::size_t size = 0;
+  char* address = static_cast<char*>(library_global(name, &size));
+  if (offset > size || bytes.size() > size - offset) {
+    throw CudaError(cudaErrorInvalidValue, "a host part wrote " + std::to_string(bytes.size()) + " bytes at offset " +
+                                               std::to_string(offset) + " of " + demangled(name) + " (" +
+                                               std::to_string(size) + " bytes)");
+  }
+  CDPLAB_CHECK(cudaMemcpy(address + offset, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
 }
 
 void fail_device_launch(long long index) {

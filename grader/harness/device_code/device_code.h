@@ -52,6 +52,11 @@ DeviceRuntimeCounts device_runtime_counts();
 /// launch), and so does the harness before each check. Leaves no CUDA error behind.
 void start_device_run() noexcept;
 
+/// Writes `bytes` at `offset` into the loaded code's copy of `name`, a `__constant__` or `__device__`
+/// variable of the host code's exercise file (what a host part wrote there: host_parts.h). Throws
+/// CudaError for any other name, or a write that does not fit.
+void write_exercise_variable(const std::string& name, std::size_t offset, const std::string& bytes);
+
 /// Makes the device-side launch with this index in the run (0: its first) fail with
 /// cudaErrorLaunchPendingCountExceeded, as a full pending launch pool would; the thread's next
 /// cudaGetLastError() reports it. -1: none.

@@ -17,7 +17,6 @@
 #include "support/flat_tessellation.h"
 
 #include <cstddef>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -33,7 +32,6 @@ using cdplab::bezier::LineVertices;
 using cdplab::bezier::Point;
 using cdplab::bezier::Tessellation;
 using cdplab::bezier::VertexBuffer;
-using cdplab::harness::observed;
 using cdplab::oracle::Verdict;
 
 /// Lines of the largest checks and of the speed check.
@@ -83,24 +81,22 @@ struct Workload {
   std::vector<Line> host;
   Tessellation t;
   int n;
-  std::size_t capacity;               // points in the buffer: every line's worst case
-  std::unique_ptr<DeviceWork> device;  // made in an observed step: none in a judge
+  std::size_t capacity;  // points in the buffer: every line's worst case
+  DeviceWork device;
 
   Workload(std::vector<Line> input, const Tessellation& tessellation)
       : host(std::move(input)),
         t(tessellation),
         n(static_cast<int>(host.size())),
         capacity(host.size() * static_cast<std::size_t>(t.max_vertices)),
-        device(cdplab::harness::observed_make<DeviceWork>("allocate the workload", host, t)) {}
+        device(host, t) {}
 
   /// Runs tessellate_aggregated; `count_grids` lets the child grids count themselves.
   void run(bool count_grids = true) {
     const std::string call = "tessellate_aggregated(" + std::to_string(n) + " lines): ";
     try {
-      observed("tessellate_aggregated", [&] {
-        cdplab::bezier::tessellate_aggregated(device->lines.data(), device->out.data(), n, device->buffer(), t,
-                                              count_grids ? device->child_grids.data() : nullptr);
-      });
+      cdplab::bezier::tessellate_aggregated(device.lines.data(), device.out.data(), n, device.buffer(), t,
+                                            count_grids ? device.child_grids.data() : nullptr);
     } catch (const cdplab::DeviceLaunchError& error) {
       std::string message = call + error.what();
       if (error.code() == cudaErrorLaunchPendingCountExceeded) {
@@ -116,16 +112,14 @@ struct Workload {
 
   /// Reads back the records, the buffer's counter and the points it claims.
   Stored read_back() const {
-    return observed("read back the buffer", [&] {
-      Stored stored{device->out.download(), device->claimed.download().front(), {}, device->points.data()};
-      const std::size_t readable = stored.used < capacity ? static_cast<std::size_t>(stored.used) : capacity;
-      stored.points.resize(readable);
-      if (readable > 0) {
-        CDPLAB_CHECK(cudaMemcpy(stored.points.data(), device->points.data(), readable * sizeof(Point),
-                                cudaMemcpyDeviceToHost));
-      }
-      return stored;
-    });
+    Stored stored{device.out.download(), device.claimed.download().front(), {}, device.points.data()};
+    const std::size_t readable = stored.used < capacity ? static_cast<std::size_t>(stored.used) : capacity;
+    stored.points.resize(readable);
+    if (readable > 0) {
+      CDPLAB_CHECK(
+          cudaMemcpy(stored.points.data(), device.points.data(), readable * sizeof(Point), cudaMemcpyDeviceToHost));
+    }
+    return stored;
   }
 
   /// Reads every line back from the buffer and judges the lines, then the buffer's use.
@@ -144,14 +138,10 @@ struct Workload {
   }
 
   /// The buffer's counter: how many points were handed out.
-  unsigned long long claimed() const {
-    return observed("claimed", [&] { return device->claimed.download().front(); });
-  }
+  unsigned long long claimed() const { return device.claimed.download().front(); }
 
   /// The child grids that ran (counted by the given aggregated_child).
-  unsigned child_grids_ran() const {
-    return observed("child_grids", [&] { return device->child_grids.download().front(); });
-  }
+  unsigned child_grids_ran() const { return device.child_grids.download().front(); }
 };
 
 /// Tessellates and judges `lines`; with `expect_grids`, also the number of child grids.
@@ -233,8 +223,7 @@ GPU_CHECK("no lines and one line") {
     CHECK_MESSAGE(none.claimed() == 0, "no lines, yet the buffer's counter is not 0");
     const unsigned ran = none.child_grids_ran();
     CHECK_MESSAGE(ran == 0, "no lines, yet " << ran << " child grid(s) ran");
-    const auto run = observed("tessellate_aggregated(lines)",
-                              [] { return cdplab::bezier::tessellate_aggregated(std::vector<Line>{}); });
+    const auto run = cdplab::bezier::tessellate_aggregated(std::vector<Line>{});
     CHECK_MESSAGE(run.lines.empty(), "the host-side call with no lines returned " << run.lines.size() << " lines");
     CHECK_MESSAGE(run.child_grids == 0, "the host-side call with no lines ran " << run.child_grids << " child grid(s)");
   }
@@ -242,7 +231,7 @@ GPU_CHECK("no lines and one line") {
   expect_tessellation(oracle::lines_with_curvatures(rng, 1, 1.0, 2.0), Tessellation{});
   // The host-side call, which reads the vertices back itself.
   const auto lines = oracle::lines_with_curvatures(rng, 1, 0.5, 1.0);
-  const auto run = observed("tessellate_aggregated(lines)", [&] { return cdplab::bezier::tessellate_aggregated(lines); });
+  const auto run = cdplab::bezier::tessellate_aggregated(lines);
   const Verdict verdict = oracle::judge_lines(lines, Tessellation{}, oracle::found_from_vectors(run.lines), kEmpty);
   CHECK_MESSAGE(verdict.ok, "the host-side tessellate_aggregated(1 line): " << verdict.message);
   CHECK_MESSAGE(run.child_grids == 1, "one line, and " << run.child_grids << " child grid(s) ran; expected 1");

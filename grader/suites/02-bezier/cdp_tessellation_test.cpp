@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <exception>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,7 +23,6 @@ using cdplab::bezier::Line;
 using cdplab::bezier::LineVertices;
 using cdplab::bezier::Point;
 using cdplab::bezier::Tessellation;
-using cdplab::harness::observed;
 
 const oracle::EmptyAdvice kEmpty{
     "its child never ran or its cudaMalloc failed",
@@ -49,20 +47,16 @@ struct Tessellated {
 struct Workload {
   std::vector<Line> host;
   int n;
-  std::unique_ptr<DeviceLines> device;  // made in an observed step: none in a judge
+  DeviceLines device;
 
   explicit Workload(std::vector<Line> input)
-      : host(std::move(input)),
-        n(static_cast<int>(host.size())),
-        device(cdplab::harness::observed_make<DeviceLines>("upload the lines", host)) {}
+      : host(std::move(input)), n(static_cast<int>(host.size())), device(host) {}
 
   /// Runs tessellate_cdp, reads every line back from the device heap and judges it.
   cdplab::oracle::Verdict tessellate_and_judge(const Tessellation& t) {
-    const Tessellated found = observed("tessellate_cdp", [&] {
-      cdplab::bezier::tessellate_cdp(device->lines.data(), device->out.data(), n, t);
-      // The records live in global memory; their buffers do not.
-      return Tessellated{device->out.download(), support::gather_vertices(device->out.data(), n, t.max_vertices)};
-    });
+    cdplab::bezier::tessellate_cdp(device.lines.data(), device.out.data(), n, t);
+    // The records live in global memory; their buffers do not.
+    const Tessellated found{device.out.download(), support::gather_vertices(device.out.data(), n, t.max_vertices)};
     cdplab::harness::expect_launches_at_most(static_cast<unsigned long long>(n), "line");
     return oracle::judge_lines(host, t, oracle::found_from_records(found.records, found.gathered), kEmpty);
   }
@@ -72,7 +66,7 @@ void expect_tessellation(std::vector<Line> lines, const Tessellation& t) {
   Workload work(std::move(lines));
   const auto verdict = work.tessellate_and_judge(t);
   CHECK_MESSAGE(verdict.ok, verdict.message);
-  cdplab::harness::release_after_check([&] { cdplab::bezier::free_vertices(work.device->out.data(), work.n); });
+  cdplab::harness::release_after_check([&] { cdplab::bezier::free_vertices(work.device.out.data(), work.n); });
 }
 
 }  // namespace
@@ -121,9 +115,7 @@ GPU_CHECK("buffers are freed") {
   const Tessellation t{64.0f, 4, 256};
   Workload work(oracle::lines_with_curvatures(rng, 1024, 4.5, 6.0));
   for (const Line& line : work.host) REQUIRE(oracle::acceptable_counts(line, t).low == t.max_vertices);
-  const std::size_t heap = observed("set_heap_limit", [&] {
-    return support::set_heap_limit(support::heap_bytes_for(work.host.size(), t.max_vertices));
-  });
+  const std::size_t heap = support::set_heap_limit(support::heap_bytes_for(work.host.size(), t.max_vertices));
   const std::size_t per_round = work.host.size() * static_cast<std::size_t>(t.max_vertices) * sizeof(cdplab::bezier::Point);
   const int rounds = 50;
   REQUIRE_MESSAGE(heap / per_round + 2 <= static_cast<std::size_t>(rounds),
@@ -148,11 +140,8 @@ GPU_CHECK("buffers are freed") {
                  << ". One round fits in the heap; if a later round does not, the buffers of the earlier rounds "
                     "are still allocated: free_vertices_kernel must cudaFree every line's buffer");
     }
-    const auto records = observed("free_vertices", [&] {
-      cdplab::bezier::free_vertices(work.device->out.data(), work.n);
-      return work.device->out.download();
-    });
-    const auto freed = oracle::judge_freed(records, "free_vertices");
+    cdplab::bezier::free_vertices(work.device.out.data(), work.n);
+    const auto freed = oracle::judge_freed(work.device.out.download(), "free_vertices");
     REQUIRE_MESSAGE(freed.ok, where << ": " << freed.message);
   }
 }

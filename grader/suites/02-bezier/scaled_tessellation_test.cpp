@@ -18,7 +18,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <exception>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,7 +31,6 @@ using cdplab::bezier::Line;
 using cdplab::bezier::LineVertices;
 using cdplab::bezier::Point;
 using cdplab::bezier::Tessellation;
-using cdplab::harness::observed;
 
 /// More lines than the default pending launch pool (2048) holds children.
 constexpr int kLines = 10000;
@@ -105,21 +103,17 @@ struct Tessellated {
 struct Workload {
   std::vector<Line> host;
   int n;
-  std::unique_ptr<DeviceLines> device;  // made in an observed step: none in a judge
+  DeviceLines device;
 
   explicit Workload(std::vector<Line> input)
-      : host(std::move(input)),
-        n(static_cast<int>(host.size())),
-        device(cdplab::harness::observed_make<DeviceLines>("upload the lines", host)) {}
+      : host(std::move(input)), n(static_cast<int>(host.size())), device(host) {}
 
   /// Reads every line back from the device heap, with the limits the device has now.
   Tessellated read_back(const Tessellation& t) const {
-    return observed("read back the lines", [&] {
-      auto records = device->out.download();
-      auto gathered = support::gather_vertices(device->out.data(), n, t.max_vertices);
-      return Tessellated{std::move(records), std::move(gathered),
-                         Limits{support::pending_launch_limit(), support::heap_limit()}};
-    });
+    auto records = device.out.download();
+    auto gathered = support::gather_vertices(device.out.data(), n, t.max_vertices);
+    return Tessellated{std::move(records), std::move(gathered),
+                       Limits{support::pending_launch_limit(), support::heap_limit()}};
   }
 
   /// Judges every line read back.
@@ -141,9 +135,7 @@ struct Workload {
         "with cudaErrorLaunchPendingCountExceeded. Raise cudaLimitDevRuntimePendingLaunchCount from the host "
         "before the parent launch (at least one pending launch per line)");
     try {
-      observed("tessellate_scaled", [&] {
-        cdplab::bezier::tessellate_scaled(device->lines.data(), device->out.data(), n, stream, t);
-      });
+      cdplab::bezier::tessellate_scaled(device.lines.data(), device.out.data(), n, stream, t);
     } catch (const cdplab::DeviceLaunchError& error) {
       std::string message = call + error.what();
       const Tessellated found = read_back(t);  // the launch failed; the memory is intact
@@ -162,8 +154,7 @@ void expect_scaled(std::vector<Line> lines, ChildStream stream, const Tessellati
   Workload work(std::move(lines));
   const auto verdict = work.tessellate_and_judge(stream, t);
   CHECK_MESSAGE(verdict.ok, verdict.message);
-  cdplab::harness::release_after_check(
-      [&] { cdplab::bezier::free_scaled_vertices(work.device->out.data(), work.n); });
+  cdplab::harness::release_after_check([&] { cdplab::bezier::free_scaled_vertices(work.device.out.data(), work.n); });
 }
 
 }  // namespace
@@ -212,12 +203,14 @@ GPU_CHECK("scaled buffers are freed") {
   const std::size_t per_round = work.host.size() * static_cast<std::size_t>(t.max_vertices) * sizeof(Point);
   constexpr std::size_t kMaxRounds = 64;
 
-  const auto heap_limit = [] { return observed("heap_limit", [] { return support::heap_limit(); }); };
   std::size_t rounds = 1;  // known after the first round has raised the heap
   for (std::size_t round = 1; round <= rounds; ++round) {
     const ChildStream stream = round % 2 == 1 ? ChildStream::named : ChildStream::fire_and_forget;
     std::string where = "round " + std::to_string(round);
-    if (round > 1) where += " of " + std::to_string(rounds) + " (heap " + mib(heap_limit()) + ", each round allocates " + mib(per_round) + ")";
+    if (round > 1) {
+      where += " of " + std::to_string(rounds) + " (heap " + mib(support::heap_limit()) + ", each round allocates " +
+               mib(per_round) + ")";
+    }
     cdplab::oracle::Verdict verdict;
     try {
       verdict = work.tessellate_and_judge(stream, t);
@@ -236,16 +229,13 @@ GPU_CHECK("scaled buffers are freed") {
                                             "must cudaFree every line's buffer"
                                           : ""));
     }
-    const auto records = observed("free_scaled_vertices", [&] {
-      cdplab::bezier::free_scaled_vertices(work.device->out.data(), work.n);
-      return work.device->out.download();
-    });
-    const auto freed = oracle::judge_freed(records, "free_scaled_vertices");
+    cdplab::bezier::free_scaled_vertices(work.device.out.data(), work.n);
+    const auto freed = oracle::judge_freed(work.device.out.download(), "free_scaled_vertices");
     REQUIRE_MESSAGE(freed.ok, where << ": " << freed.message);
 
     if (round == 1) {
       // Enough rounds that leaked buffers would need more than the whole heap.
-      const std::size_t heap = heap_limit();
+      const std::size_t heap = support::heap_limit();
       rounds = heap / per_round + 2;
       REQUIRE_MESSAGE(rounds <= kMaxRounds,
                       "the device heap is " << mib(heap) << " for lines that need " << mib(per_round)

@@ -15,7 +15,6 @@
 #include "support/sort_build.h"
 
 #include <cstddef>
-#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -26,7 +25,6 @@ using cdplab::quadtree::AdaptiveWorkspace;
 using cdplab::quadtree::Box;
 using cdplab::quadtree::Quadtree;
 using cdplab::quadtree::QuadtreeParams;
-using cdplab::harness::observed;
 
 /// The tile of the reference solution: a node with more points gets more than one block.
 constexpr std::size_t kReferenceTile = 4096;
@@ -47,9 +45,7 @@ void expect_tree(const oracle::Points& points, const Box& bounds, const Quadtree
                        << params.min_points_per_node);
   Quadtree tree;
   try {
-    tree = observed("build_adaptive_quadtree", [&] {
-      return cdplab::quadtree::build_adaptive_quadtree(points.x, points.y, bounds, params);
-    });
+    tree = cdplab::quadtree::build_adaptive_quadtree(points.x, points.y, bounds, params);
   } catch (const cdplab::DeviceLaunchError& error) {
     FAIL(std::string(error.what()) << kLaunchAdvice);
   }
@@ -57,27 +53,22 @@ void expect_tree(const oracle::Points& points, const Box& bounds, const Quadtree
 }
 
 /// Builds the tree of `points` with the device entry point in `workspace` (which earlier builds
-/// may have used; made in an observed step, so none in a judge) and judges it.
-void expect_tree_in(const std::unique_ptr<AdaptiveWorkspace>& workspace, const oracle::Points& points,
-                    const Box& bounds, const QuadtreeParams& params) {
+/// may have used) and judges it.
+void expect_tree_in(AdaptiveWorkspace& workspace, const oracle::Points& points, const Box& bounds,
+                    const QuadtreeParams& params) {
   INFO(points.x.size() << " points in a reused workspace, max_depth " << params.max_depth
                        << ", min_points_per_node " << params.min_points_per_node);
-  Quadtree tree;
+  cdplab::DeviceArray<float> x(points.x);
+  cdplab::DeviceArray<float> y(points.y);
   try {
-    tree = observed("build_adaptive_quadtree_device", [&] {
-      cdplab::DeviceArray<float> x(points.x);
-      cdplab::DeviceArray<float> y(points.y);
-      cdplab::quadtree::build_adaptive_quadtree_device(x.data(), y.data(), points.x.size(), bounds, params,
-                                                       *workspace);
-      Quadtree built;
-      built.nodes = workspace->built_nodes();
-      built.x = x.download();
-      built.y = y.download();
-      return built;
-    });
+    cdplab::quadtree::build_adaptive_quadtree_device(x.data(), y.data(), points.x.size(), bounds, params, workspace);
   } catch (const cdplab::DeviceLaunchError& error) {
     FAIL(std::string(error.what()) << kLaunchAdvice);
   }
+  Quadtree tree;
+  tree.nodes = workspace.built_nodes();
+  tree.x = x.download();
+  tree.y = y.download();
   judge(points, bounds, params, tree);
 }
 
@@ -175,8 +166,7 @@ GPU_CHECK("one tile and one point more") {
   // The reference gives a node of up to 4096 points one block, and one more point a second block:
   // sizes on both sides of that edge, in one workspace reused from build to build (its records
   // and counters must be reset by every build).
-  const auto workspace = cdplab::harness::observed_make<AdaptiveWorkspace>("allocate the workspace",
-                                                                          2 * kReferenceTile + 1, 8);
+  AdaptiveWorkspace workspace(2 * kReferenceTile + 1, 8);
   for (const std::size_t n : {kReferenceTile, kReferenceTile + 1, 2 * kReferenceTile, 2 * kReferenceTile + 1}) {
     const auto points = oracle::uniform_points(rng, n, bounds);
     expect_tree_in(workspace, points, bounds, QuadtreeParams{8, 16});

@@ -27,8 +27,7 @@ void expect_tree(const oracle::Points& points, const Box& bounds, const Quadtree
                        << params.min_points_per_node);
   cdplab::quadtree::Quadtree tree;
   try {
-    tree = cdplab::harness::observed(
-        "build_quadtree", [&] { return cdplab::quadtree::build_quadtree(points.x, points.y, bounds, params); });
+    tree = cdplab::quadtree::build_quadtree(points.x, points.y, bounds, params);
   } catch (const cdplab::DeviceLaunchError& error) {
     FAIL(std::string(error.what()) << ". Every split node is one pending launch until its whole subtree has finished; "
                          "the host raises cudaLimitDevRuntimePendingLaunchCount before the root is launched");

@@ -26,7 +26,7 @@ constexpr std::size_t kItems = 100000;
 /// Runs expand_items; a failed device-side launch is reported with advice for aggregation.
 ExpandRun run_expansion(const std::vector<unsigned>& counts, const std::vector<float>& values, Aggregation how) {
   try {
-    return cdplab::harness::observed("expand_items", [&] { return cdplab::streams::expand_items(counts, values, how); });
+    return cdplab::streams::expand_items(counts, values, how);
   } catch (const cdplab::DeviceLaunchError& error) {
     const std::string group = how == Aggregation::per_block ? "block" : "warp";
     if (error.code() == cudaErrorLaunchPendingCountExceeded) {

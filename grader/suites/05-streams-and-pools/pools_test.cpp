@@ -28,10 +28,8 @@ PoolRun expect_every_child_ran(unsigned children, std::size_t start_pool = verdi
   cdplab::harness::advise_on_hang(
       "a held child gives up after half a second when the launch reports do not arrive: a hang means a kernel "
       "waits for something else that never happens");
-  const PoolRun run = cdplab::harness::observed("launch_many_children", [&] {
-    CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, start_pool));
-    return cdplab::streams::launch_many_children(children);
-  });
+  CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, start_pool));
+  const PoolRun run = cdplab::streams::launch_many_children(children);
   const auto verdict = verdicts::judge_pool_run(run);
   const std::string start = start_pool == verdicts::kDefaultPendingLaunches
                                 ? std::string()

@@ -169,9 +169,9 @@ inline Verdict judge_pool_sizing(const PoolRun& smaller, const PoolRun& larger) 
   std::ostringstream out;
   for (const PoolRun* run : {&smaller, &larger}) {
     if (run->pool_limit < run->children) {
-      out << "for " << run->children << " children PoolRun::pool_limit says " << run->pool_limit
+      out << "for " << run->children << " children size_launch_pool returned " << run->pool_limit
           << ", fewer than the children pending at once: set cudaLimitDevRuntimePendingLaunchCount from the workload, "
-          << "read it back with cudaDeviceGetLimit and record that value in pool_limit";
+          << "read it back with cudaDeviceGetLimit and return that value";
       return oracle::fail(out.str());
     }
   }

@@ -1,44 +1,11 @@
-/// @file observe.h
-/// @brief Observed steps: how a check is judged outside the process that runs the student's code.
+/// @file wire.h
+/// @brief Values as bytes: what the grader's check process and a host part's process (host_parts.h)
+///        send each other. One codec for every type an exercise's host part takes or returns.
 ///
-/// A check wraps every step whose result depends on the GPU or on the exercise (a call of an
-/// exercise's entry point, a device allocation or copy, a read-back of a device limit) in
-/// observed("label", [&] { ...; return value; }). The check's inputs come from check_rng(), its
-/// verdicts from the CPU oracles, and nothing else it does touches the GPU. The process then runs
-/// in one of three modes, chosen once from its environment (observe_mode()):
-///
-///  - direct (neither variable below set; `cdplab check`): observed() calls the step and returns
-///    its value. The process judges its own checks, as it always did.
-///  - record (CDPLAB_OBSERVATIONS_DIR=<dir>; the student's process during `cdplab grade`, the
-///    "runner"): observed() calls the step and writes its value, or the exception it threw, into
-///    the running check's observation file, then returns the value or throws the exception again.
-///    The runner still writes its results log, but nothing in it can pass a check: the grader
-///    reads it only for why a check was stopped or skipped.
-///  - judge (CDPLAB_JUDGE_DIR=<dir>; a process of the grader's own, with no student code and no
-///    GPU: the suite's checks linked against the reference solutions): observed() never calls the
-///    step. It reads the running check's next record, makes sure its label is `what`, and returns
-///    the recorded value or throws an equivalent exception. The check regenerates its inputs from
-///    the seed and judges the recorded results with the CPU oracles, exactly as the runner would
-///    have. Where the record is missing or ends before a step (the runner crashed, hung, skipped
-///    or never ran the check), the check ends "unobserved" (results_log.h), never passed; where
-///    the record does not match the check's steps, or is corrupt, the check fails. The grader
-///    runs it with CUDA_VISIBLE_DEVICES empty, so that a CUDA call left outside a step fails; a
-///    speed check's reference alone gets the GPU back, in a child process (CDPLAB_JUDGE_GPUS,
-///    speed.h).
-///
-/// Observation files: one per check run, `<dir>/<suite, '/' as '.'>/<16 hex digits>.obs`, the
-/// digits the FNV-1a 64 hash of the check's name (observation_path()). The runner truncates it as
-/// the check starts, so a later run of the same check replaces an earlier one. Layout (integers
-/// in the host's byte order; a string is its u64 length and its bytes):
-///
-///     header  "CDPLOBS1" (8 bytes), u32 format version (kFormatVersion), u32 flags (bit 0: run
-///             under compute-sanitizer), u64 seed, string suite, string check, string device
-///     records u8 kind (RecordKind), string label, u64 payload length, payload
-///
-/// The last record of a check that finished is RecordKind::end (empty label and payload): a file
-/// without it means the runner stopped during the check. A value's payload is its encoding by
-/// Codec; an exception's is its message and codes. Reading checks every length against what is
-/// left of the file (and kMaxRecordBytes) before it allocates anything.
+/// encode(value) gives the bytes of a value and decode<T>(bytes) the value back; Codec<T> says how
+/// (its comment lists the types it covers). Decoding checks every length against what is left of
+/// the bytes before it allocates anything, and throws DecodeError rather than read past the end:
+/// the bytes may come from a process the grader does not trust.
 #pragma once
 
 #include <array>
@@ -56,21 +23,8 @@
 #include <utility>
 #include <vector>
 
-namespace cdplab::harness {
+namespace cdplab::harness::wire {
 
-/// How observed() treats a step in this process (see the file's comment).
-enum class ObserveMode { direct, record, judge };
-
-/// This process's mode, from CDPLAB_JUDGE_DIR and CDPLAB_OBSERVATIONS_DIR (read once; the judge's
-/// variable wins when both are set).
-ObserveMode observe_mode();
-
-/// The folder of this process's observation files; empty in direct mode.
-const std::string& observe_dir();
-
-namespace observe {
-
-// ----- the codec ------------------------------------------------------------------------
 
 /// A payload that does not decode as the type the check expects.
 class DecodeError : public std::runtime_error {
@@ -94,7 +48,7 @@ class Decoder {
  public:
   Decoder(const char* data, std::size_t size) : at_(data), left_(size) {}
   void bytes(void* out, std::size_t size) {
-    if (size > left_) throw DecodeError("the recorded value ends too soon");
+    if (size > left_) throw DecodeError("the value ends too soon");
     if (size > 0) std::memcpy(out, at_, size);
     at_ += size;
     left_ -= size;
@@ -107,7 +61,7 @@ class Decoder {
   /// A count of elements that take at least `min_bytes` each: never more than what is left can hold.
   std::size_t count(std::size_t min_bytes) {
     const std::uint64_t n = u64();
-    if (n > left_ / (min_bytes == 0 ? 1 : min_bytes)) throw DecodeError("a recorded length exceeds the record");
+    if (n > left_ / (min_bytes == 0 ? 1 : min_bytes)) throw DecodeError("a length exceeds the message");
     return static_cast<std::size_t>(n);
   }
   std::size_t left() const { return left_; }
@@ -170,7 +124,7 @@ template <class T>
 auto fields_of(T& value) {
   constexpr std::size_t n = field_count<std::remove_const_t<T>>();
   static_assert(n >= 1 && n <= 16,
-                "observed(): a type with no fields or more than 16 needs a Codec specialisation");
+                "wire: a type with no fields or more than 16 needs a Codec specialisation");
   // clang-format off
   if constexpr (n == 1) { auto& [a] = value; return std::tie(a); }
   else if constexpr (n == 2) { auto& [a, b] = value; return std::tie(a, b); }
@@ -246,7 +200,7 @@ struct Codec {
       std::apply([&](const auto&... field) { (encode_one(out, field), ...); }, detail::fields_of(value));
     } else {
       static_assert(detail::dependent_false<T>,
-                    "observed(): this type has no generic encoding; specialise cdplab::harness::observe::Codec");
+                    "wire: this type has no generic encoding; specialise cdplab::harness::wire::Codec");
     }
   }
 
@@ -295,7 +249,7 @@ struct Codec {
       std::apply([&](auto&... field) { (decode_one(in, field), ...); }, detail::fields_of(value));
     } else {
       static_assert(detail::dependent_false<T>,
-                    "observed(): this type has no generic encoding; specialise cdplab::harness::observe::Codec");
+                    "wire: this type has no generic encoding; specialise cdplab::harness::wire::Codec");
     }
   }
 
@@ -354,190 +308,30 @@ std::string encode(const T& value) {
 /// The value a payload holds; throws DecodeError when it holds no T, or more than one.
 template <class T>
 T decode(const std::string& payload) {
-  static_assert(std::is_default_constructible_v<T>, "observed(): a recorded value is decoded into a T{}");
+  static_assert(std::is_default_constructible_v<T>, "wire: a value is decoded into a T{}");
   Decoder in(payload.data(), payload.size());
   T value{};
   Codec<T>::decode(in, value);
-  if (in.left() != 0) throw DecodeError("the recorded value is longer than its type");
+  if (in.left() != 0) throw DecodeError("the value is longer than its type");
   return value;
 }
 
-// ----- the observation files --------------------------------------------------------------
-
-/// The format version the header carries.
-constexpr std::uint32_t kFormatVersion = 1;
-/// The longest label or header string accepted, and the largest payload (the largest legitimate
-/// one, a chapter 01 pipeline of 2^24 + 1 values, is about 270 MB).
-constexpr std::size_t kMaxLabelBytes = 4096;
-constexpr std::uint64_t kMaxRecordBytes = std::uint64_t{1} << 30;
-
-/// What a record holds: a value, the end of the check, or an exception of one of these kinds.
-enum class RecordKind : std::uint8_t {
-  value = 1,
-  end = 2,
+/// The exceptions a host part may throw, as they cross: kind, then the fields each kind has.
+enum class ExceptionKind : std::uint8_t {
   not_implemented = 10,      ///< cdplab::NotImplemented: message
   cuda_error = 11,           ///< cdplab::CudaError: i32 code, message
   device_launch_error = 12,  ///< cdplab::DeviceLaunchError: i32 code, i32 failures, message
   invalid_argument = 13,     ///< std::invalid_argument: message
   out_of_range = 14,         ///< std::out_of_range: message
   runtime_error = 15,        ///< std::runtime_error or any other std::exception: message
-  unknown = 16,              ///< anything else: no payload
+  unknown = 16,              ///< anything else: no message
 };
 
-/// The 64-bit FNV-1a hash of `text`.
-std::uint64_t fnv1a64(std::string_view text);
+/// An exception as bytes: its kind and its fields.
+std::pair<ExceptionKind, std::string> encode_exception(std::exception_ptr error);
 
-/// The observation file of check `check` of suite `suite` under `dir` (see the file's comment).
-std::string observation_path(const std::string& dir, const std::string& suite, const std::string& check);
+/// Throws the exception `kind` and `payload` describe; std::runtime_error when they do not
+/// decode, with `what_for` in its message.
+[[noreturn]] void rethrow_encoded(ExceptionKind kind, const std::string& payload, const std::string& what_for);
 
-/// An exception as a record: its kind and payload.
-std::pair<RecordKind, std::string> encode_exception(std::exception_ptr error);
-
-/// Throws the exception a record of kind `kind` holds (std::runtime_error when it does not decode).
-[[noreturn]] void rethrow_recorded(RecordKind kind, const std::string& payload);
-
-/// Ends a check in judge mode: the record does not match the check's steps or is corrupt (the
-/// check fails), or it is missing or ends early (the check is "unobserved"). Not a
-/// std::exception, so that a check's `catch (const std::exception&)` does not take it for an
-/// error of the code under test; the harness reports it (results_log.cpp).
-struct ObservationProblem {
-  bool unobserved = false;
-  std::string message;
-};
-
-/// Who the running check is, for its observation file's header.
-struct CheckIdentity {
-  std::string suite;
-  std::string check;
-  std::uint64_t seed = 0;
-  std::string device;            ///< record: the GPU the runner uses
-  bool under_sanitizer = false;  ///< CDPLAB_UNDER_SANITIZER=1: the inputs are smaller
-};
-
-/// How a check's observations ended (end_check()).
-struct CheckOutcome {
-  enum class Kind { complete, failed, unobserved };
-  Kind kind = Kind::complete;
-  std::string message;   ///< failed: the failure; unobserved: the reason
-  int observations = 0;  ///< the steps recorded (record) or replayed (judge)
-};
-
-/// Starts the observations of check `id` in `mode` under `dir`; the harness calls it as each check
-/// starts. Record: truncates the check's file and writes its header. Judge: opens the file and
-/// reads its header (a problem found there ends the check at its first step, or at its end).
-/// Returns the device to report in the check's "start" record: the runner's (from the header)
-/// in judge mode, id.device otherwise.
-std::string begin_check(ObserveMode mode, const std::string& dir, const CheckIdentity& id);
-
-/// Ends the running check's observations. Record: writes the end record. Judge: a problem met
-/// during the check, else the end record must come next and last (unobserved when the file
-/// ends first), else a check that needs the GPU (`gpu_check`) and was not skipped must have
-/// observed something ("grader error: the check observed nothing").
-CheckOutcome end_check(bool gpu_check, bool skipped);
-
-/// Ends the running check's observations without an end record: the process is crashing (a
-/// fatal signal in the check). A judge then finds the record ending before the check does.
-void abandon_check();
-
-/// The mode of the running check (direct when none is running and the process is not a judge).
-ObserveMode step_mode();
-
-/// The message of the problem that ended the running check in judge mode; empty when none.
-std::string running_problem();
-
-namespace detail {
-
-/// Record mode: the step's value or exception, appended to the running check's file. Never throws.
-void record(const char* what, RecordKind kind, const std::string& payload) noexcept;
-void record_exception(const char* what, std::exception_ptr error) noexcept;
-
-/// Judge mode: the running check's next record, which must be step `what`; throws
-/// ObservationProblem otherwise.
-struct Replayed {
-  RecordKind kind = RecordKind::value;
-  std::string payload;
-};
-Replayed replay(const char* what);
-
-/// Judge mode: fails the running check because step `what`'s payload does not decode.
-[[noreturn]] void undecodable(const char* what, const std::string& why);
-
-/// Record mode: steps run inside a step are not recorded on their own (the outer one is).
-struct StepDepth {
-  StepDepth();
-  ~StepDepth();
-  StepDepth(const StepDepth&) = delete;
-  StepDepth& operator=(const StepDepth&) = delete;
-  static bool inside_step();
-};
-
-}  // namespace detail
-}  // namespace observe
-
-/// Runs `gpu_step`, a step whose result depends on the GPU or on the exercise, as this process's
-/// mode says (see the file's comment), and returns its value. `what` names the step in the
-/// record: the same label at the same place in the runner and in the judge. The value must be
-/// what observe::Codec can carry (host data: copy device memory back inside the step) and the
-/// step must hold no doctest assertion. A step inside a step is recorded as part of the outer one.
-template <class F>
-auto observed(const char* what, F&& gpu_step) -> decltype(gpu_step()) {
-  using T = decltype(gpu_step());
-  static_assert(!std::is_reference_v<T>, "an observed step returns a value, not a reference");
-  const ObserveMode mode = observe::step_mode();
-  if (mode == ObserveMode::direct || (mode == ObserveMode::record && observe::detail::StepDepth::inside_step())) {
-    return gpu_step();
-  }
-  if (mode == ObserveMode::record) {
-    if constexpr (std::is_void_v<T>) {
-      try {
-        observe::detail::StepDepth depth;
-        gpu_step();
-      } catch (...) {
-        observe::detail::record_exception(what, std::current_exception());
-        throw;
-      }
-      observe::detail::record(what, observe::RecordKind::value, std::string());
-      return;
-    } else {
-      std::optional<T> value;
-      try {
-        observe::detail::StepDepth depth;
-        value.emplace(gpu_step());
-      } catch (...) {
-        observe::detail::record_exception(what, std::current_exception());
-        throw;
-      }
-      observe::detail::record(what, observe::RecordKind::value, observe::encode(*value));
-      return std::move(*value);
-    }
-  }
-  observe::detail::Replayed step = observe::detail::replay(what);
-  if (step.kind != observe::RecordKind::value) observe::rethrow_recorded(step.kind, step.payload);
-  if constexpr (std::is_void_v<T>) {
-    if (!step.payload.empty()) observe::detail::undecodable(what, "a step that returns nothing recorded a value");
-    return;
-  } else {
-    try {
-      return observe::decode<T>(step.payload);
-    } catch (const observe::DecodeError& error) {
-      observe::detail::undecodable(what, error.what());
-    }
-  }
-}
-
-/// observed() with a label made at run time ("speed " + workload, say).
-template <class F>
-auto observed(const std::string& what, F&& gpu_step) -> decltype(gpu_step()) {
-  return observed(what.c_str(), std::forward<F>(gpu_step));
-}
-
-/// Makes an object that holds GPU resources (device arrays, a workspace) in an observed step, for
-/// later steps of the check to use: nullptr in judge mode, where no step runs.
-template <class T, class... Args>
-std::unique_ptr<T> observed_make(const char* what, Args&&... args) {
-  std::unique_ptr<T> made;
-  observed(what, [&] { made = std::make_unique<T>(std::forward<Args>(args)...); });
-  return made;
-}
-
-}  // namespace cdplab::harness
+}  // namespace cdplab::harness::wire

@@ -1,0 +1,99 @@
+#include "grading/check_process.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <random>
+#include <thread>
+
+namespace cdplab::grading {
+namespace fs = std::filesystem;
+namespace {
+
+/// A fresh folder of its own under `scratch`.
+fs::path fresh_folder(const fs::path& scratch) {
+  static std::atomic<unsigned> counter{0};
+  std::random_device device;
+  fs::create_directories(scratch);
+  for (;;) {
+    const fs::path dir = scratch / ("host-parts-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
+                                    std::to_string(device() % 100000));
+    std::error_code exists;
+    if (fs::create_directory(dir, exists)) return dir;
+  }
+}
+
+/// The host parts' process, for the life of one check process. Its end: it reads the requests
+/// FIFO until every writer has closed it, so once the suite has ended, opening and closing that
+/// FIFO once more (it may still wait for its first writer) lets it end.
+class HostPartsProcess {
+ public:
+  HostPartsProcess(const CheckProcess& check, double seconds) : dir_(fresh_folder(check.scratch)) {
+    if (!check.host_parts_problem.empty()) {
+      std::ofstream(dir_ / "problem") << check.host_parts_problem;
+      return;
+    }
+    if (::mkfifo((dir_ / "requests").c_str(), 0600) != 0 || ::mkfifo((dir_ / "replies").c_str(), 0600) != 0) {
+      std::ofstream(dir_ / "problem") << "the grader could not make the pipes to their process";
+      return;
+    }
+    std::vector<std::string> argv{check.host_parts, dir_.string()};
+    if (check.host_parts_box) {
+      sandbox::Box box = *check.host_parts_box;
+      box.writable.push_back(dir_.string());
+      argv = sandbox::wrap(box, argv);
+    }
+    process::Options options;
+    options.timeout_seconds = seconds;
+    options.output_limit = 64 << 10;  // what the student's code prints goes nowhere
+    running_ = std::async(std::launch::async, [argv, options] { return process::run(argv, options); });
+  }
+  ~HostPartsProcess() {
+    if (running_.valid()) {
+      const std::string requests = (dir_ / "requests").string();
+      while (running_.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+        const int fd = ::open(requests.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) ::close(fd);
+      }
+    }
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  HostPartsProcess(const HostPartsProcess&) = delete;
+  HostPartsProcess& operator=(const HostPartsProcess&) = delete;
+  const fs::path& dir() const { return dir_; }
+
+ private:
+  fs::path dir_;
+  std::future<process::Result> running_;
+};
+
+}  // namespace
+
+process::Result run_check_process(const CheckProcess& check, const std::vector<std::string>& prefix,
+                                  const std::vector<std::string>& arguments, process::Options options) {
+  std::vector<std::string> argv = prefix;
+  argv.push_back(check.suite);
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  for (const auto& [name, value] : check.env) options.env.insert({name, value});
+  std::optional<sandbox::Box> box = check.box;
+  if (box) {
+    box->read_only.insert(box->read_only.end(), check.read_only.begin(), check.read_only.end());
+    box->writable.insert(box->writable.end(), check.writable.begin(), check.writable.end());
+    if (!options.working_directory.empty()) box->working_directory = options.working_directory;
+  }
+  std::optional<HostPartsProcess> host_parts;
+  if (check.calls_host_parts()) {
+    host_parts.emplace(check, options.timeout_seconds > 0 ? options.timeout_seconds + 10 : 0);
+    options.env["CDPLAB_HOST_PARTS"] = host_parts->dir().string();
+    if (box) box->writable.push_back(host_parts->dir().string());
+  }
+  return process::run(box ? sandbox::wrap(*box, argv) : argv, options);
+}
+
+}  // namespace cdplab::grading

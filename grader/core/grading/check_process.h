@@ -1,0 +1,50 @@
+/// @file check_process.h
+/// @brief One process of an exercise's checks, the one way `cdplab check` and `cdplab grade` run
+///        them: which suite executable, in which box, with what environment, and, when the exercise
+///        has host parts and is graded, the process of the student's host parts beside it.
+///
+/// `cdplab check` runs the student's own suite (the student's host code, its device code loaded by
+/// the suite) as it is. `cdplab grade` runs the grading suite (the checks linked against the
+/// workbook's host code) in the check box, with the student's PTX to load (CDPLAB_DEVICE_PTX) and,
+/// for an exercise with host parts, a process of the student's host parts started for each check
+/// process in a box of its own and joined to it by two FIFOs (CDPLAB_HOST_PARTS;
+/// harness/host_parts/host_parts.h). Whatever the suite writes of its results is the grader's:
+/// nothing of the student's runs in its process but device code.
+#pragma once
+
+#include "process/process.h"
+#include "sandbox/sandbox.h"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cdplab::grading {
+
+struct CheckProcess {
+  std::string suite;                          ///< the suite executable
+  std::optional<sandbox::Box> box;            ///< its box; std::nullopt: it runs as it is
+  std::map<std::string, std::string> env;     ///< added to each run's environment
+  std::vector<std::string> read_only;         ///< folders and files each run reads (bound into the box)
+  std::vector<std::string> writable;          ///< folders each run writes (bound into the box)
+  std::string host_parts;                     ///< the host parts' program; empty: the exercise has none
+  std::optional<sandbox::Box> host_parts_box;  ///< its box
+  /// Why the host parts could not be built: each call of one then fails with this (the suite
+  /// finds it in the folder instead of the FIFOs).
+  std::string host_parts_problem;
+  std::filesystem::path scratch;  ///< where the FIFOs' folders are made (the grader's, outside every box)
+  /// Whether calls of host parts go to a process of their own (grading); false: the suite calls
+  /// the host code it links (`cdplab check`, the student's own).
+  bool calls_host_parts() const { return !host_parts.empty() || !host_parts_problem.empty(); }
+};
+
+/// Runs `prefix` (a program to start the suite with, such as compute-sanitizer and its options;
+/// empty: none), then the suite with `arguments`, with `options` (its environment added to the
+/// process's own) and, for an exercise with host parts, their process beside it for as long as it
+/// runs. Never throws for the programs' own failures.
+process::Result run_check_process(const CheckProcess& check, const std::vector<std::string>& prefix,
+                                  const std::vector<std::string>& arguments, process::Options options);
+
+}  // namespace cdplab::grading
