@@ -189,8 +189,8 @@ endfunction()
 # compiled as proxies: grader/harness/host_parts/host_parts.h); everything else of the host side
 # is the workbook's. Sets `out` to its path (a generator expression) and `target_out` to its
 # target in this tree, or either to "" when there is none (one from a grading kit has no target
-# here: the kit's tree builds it). A build of solutions/ is its own grading suite unless the
-# exercise has host parts; a tree using a grading kit takes the kit's; a copy without solutions/
+# here: the kit's tree builds it). A tree using a grading kit takes the kit's; a build of
+# solutions/ is otherwise its own grading suite unless the exercise has host parts; a copy without solutions/
 # (a student release) has none and needs none: `cdplab check` runs the student's own suite. None
 # is part of ALL; the grading kit's target builds them all.
 function(cdplab_reference_suite chapter stem suite_target checks_target support_target oracle_target
@@ -200,15 +200,17 @@ function(cdplab_reference_suite chapter stem suite_target checks_target support_
   set(reference_source "${PROJECT_SOURCE_DIR}/solutions/${chapter}/${stem}.cu")
   file(REAL_PATH "${CDPLAB_EXERCISE_DIR}" exercise_dir)
   file(REAL_PATH "${PROJECT_SOURCE_DIR}/solutions" solutions_dir)
+  # The kit's first: a grading runs its suites in the check box, which shows the kit's tree and
+  # not the submission's.
+  cdplab_kit_value(REFERENCE ${suite_target} from_kit)
+  if(from_kit)
+    set(${out} "${from_kit}" PARENT_SCOPE)
+    return()
+  endif()
   if(exercise_dir STREQUAL solutions_dir AND NOT host_parts_proxy)
     cdplab_kit_record_reference(${suite_target} ${suite_target})
     set(${out} "$<TARGET_FILE:${suite_target}>" PARENT_SCOPE)
     set(${target_out} "${suite_target}" PARENT_SCOPE)
-    return()
-  endif()
-  cdplab_kit_value(REFERENCE ${suite_target} from_kit)
-  if(from_kit)
-    set(${out} "${from_kit}" PARENT_SCOPE)
     return()
   endif()
   if(NOT EXISTS "${reference_source}")

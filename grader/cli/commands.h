@@ -71,4 +71,8 @@ int run_release(Context& ctx, const std::string& folder);
 /// it prints the CDP2 facts measured on the GPU present. Replaces this process on success.
 int run_probe(Context& ctx, const std::vector<std::string>& args);
 
+/// The starter text of an exercise: generated from its solution, or in a student release (no
+/// solutions) the starter as it was released; empty when there is neither.
+std::string starter_text(const Context& ctx, const manifest::Exercise& e);
+
 }  // namespace cdplab::cli

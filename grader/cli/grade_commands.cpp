@@ -12,6 +12,7 @@
 #include "batch/slurm.h"
 #include "grading/grade.h"
 #include "sandbox/submission.h"
+#include "starters/given_code.h"
 #include "sanitizer/sanitizer.h"
 
 #include <algorithm>
@@ -165,6 +166,18 @@ grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tre
 
   emit(report, args, ctx);
   if (args.format == "terminal" && args.output.empty()) {
+    // Host code a grading runs as the workbook gives it: a change there counts here, not there.
+    for (const auto* e : exercises) {
+      const std::string starter = starter_text(ctx, *e);
+      const fs::path file = fs::path(tree.exercise_dir()) / e->path();
+      if (starter.empty() || !fs::exists(file)) continue;
+      const auto changed = starters::given_host_changes(starter, read_text(file));
+      if (changed.empty()) continue;
+      std::cout << "\nnote: " << e->path() << " changes given host code:\n";
+      for (const auto& header : changed) std::cout << "  " << header << "\n";
+      std::cout << "  `cdplab check` runs your copy; `cdplab grade` runs the workbook's. What is graded as yours: "
+                   "kernels, device functions and host parts (CDPLAB_HOST_PART, cdplab/host_part.h).\n";
+    }
     for (std::size_t i = 0; i < exercises.size(); ++i) {
       const auto& e = report.exercises[i];
       bool failed = !e.problem.empty();

@@ -24,15 +24,6 @@ namespace fs = std::filesystem;
 /// "01-fundamentals/child_grids.cu" in the student's folder (chapters/).
 fs::path student_file(const Context& ctx, const manifest::Exercise& e) { return ctx.root / "chapters" / e.path(); }
 
-/// The starter text of an exercise: generated from its solution, or in a student release (no
-/// solutions) the starter as it was released; empty when there is neither.
-std::string starter_text(const Context& ctx, const manifest::Exercise& e) {
-  const fs::path solution = ctx.root / "solutions" / e.path();
-  if (fs::exists(solution)) return starters::generate(read_text(solution), e.path());
-  const fs::path original = ctx.root / release::kOriginals / e.path();
-  return fs::exists(original) ? read_text(original) : "";
-}
-
 std::string status_of(const Context& ctx, const Progress& progress, const manifest::Exercise& e, bool& done) {
   done = false;
   const fs::path file = student_file(ctx, e);
@@ -120,6 +111,13 @@ int run_hint(Context& ctx, const std::string& name, bool all) {
   progress.set_hints_seen(e.id, std::max(seen, show));
   progress.save();
   return kAllPassed;
+}
+
+std::string starter_text(const Context& ctx, const manifest::Exercise& e) {
+  const fs::path solution = ctx.root / "solutions" / e.path();
+  if (fs::exists(solution)) return starters::generate(read_text(solution), e.path());
+  const fs::path original = ctx.root / release::kOriginals / e.path();
+  return fs::exists(original) ? read_text(original) : "";
 }
 
 int run_reset(Context& ctx, const std::string& name) {
