@@ -31,6 +31,24 @@ if(CDPLAB_BUILD_TOOLS)
     GIT_REPOSITORY https://github.com/CLIUtils/CLI11.git GIT_TAG v2.1.2)
   cdplab_require(tomlplusplus tomlplusplus::tomlplusplus
     GIT_REPOSITORY https://github.com/marzer/tomlplusplus.git GIT_TAG v3.3.0)
+  # The class grader reads submissions' archives member by member (grader/core/batch/archive.h).
+  # Debian: libarchive-dev. The fallback builds the reader alone, with zlib for .tar.gz and .zip.
+  find_package(LibArchive QUIET)
+  if(TARGET LibArchive::LibArchive)
+    message(STATUS "cdp-lab: libarchive ${LibArchive_VERSION} (installed)")
+  else()
+    message(STATUS "cdp-lab: libarchive not installed; fetching v3.6.2")
+    foreach(option ENABLE_TEST ENABLE_TAR ENABLE_CPIO ENABLE_CAT ENABLE_UNZIP ENABLE_OPENSSL ENABLE_MBEDTLS
+                   ENABLE_NETTLE ENABLE_LIBB2 ENABLE_LZ4 ENABLE_LZO ENABLE_LZMA ENABLE_ZSTD ENABLE_BZip2
+                   ENABLE_LIBXML2 ENABLE_EXPAT ENABLE_PCREPOSIX ENABLE_ICONV ENABLE_ACL ENABLE_XATTR ENABLE_INSTALL)
+      set(${option} OFF CACHE BOOL "" FORCE)
+    endforeach()
+    FetchContent_Declare(libarchive GIT_REPOSITORY https://github.com/libarchive/libarchive.git GIT_TAG v3.6.2
+                         GIT_SHALLOW TRUE)
+    FetchContent_MakeAvailable(libarchive)
+    add_library(LibArchive::LibArchive ALIAS archive_static)
+    target_include_directories(archive_static INTERFACE "${libarchive_SOURCE_DIR}/libarchive")
+  endif()
 endif()
 
 # doctest_discover_tests(): from the installed package, or from the fetched sources.

@@ -35,8 +35,11 @@ constexpr std::uint64_t kPracticeSeed = 20260101;  // the suites' own default (h
 
 std::string render(const grading::GradeReport& report, const std::string& format, bool color, bool verbose) {
   if (format == "terminal") return report::render_terminal(report, {color, verbose, report::terminal_width()});
-  if (format == "json") return report::to_json(report).dump(2) + "\n";
-  if (format == "gradescope") return report::to_gradescope(report).dump(2) + "\n";
+  const auto text = [](const nlohmann::json& value) {
+    return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  };
+  if (format == "json") return text(report::to_json(report));
+  if (format == "gradescope") return text(report::to_gradescope(report));
   if (format == "junit") return report::to_junit_xml(report);
   throw UsageError("unknown report format '" + format + "' (terminal, json, gradescope, junit)");
 }
@@ -313,7 +316,7 @@ int grade_class(Context& ctx, const fs::path& dir, const GradeArgs& args, const 
   int not_graded = 0;
   std::vector<grading::GradeReport> reports;
   for (const auto& r : results) {
-    if (!r.reused && !holds_report(options.out_dir / "students" / r.name / "result.json", r.report)) ++not_graded;
+    if (!r.reused && !holds_report(options.out_dir / "students" / batch::student_folder(r.name) / "result.json", r.report)) ++not_graded;
     reports.push_back(r.report);
   }
   return class_exit_code(not_graded, reports);
@@ -344,7 +347,7 @@ int grade_slurm_task(Context& ctx, const fs::path& dir, const GradeArgs& args, c
   use_grading_kit(ctx, false, options.sandbox.has_value());
   const auto results = batch::grade_class({submission}, exercises, ctx.book, ctx.root, ctx.toolchain, options);
   const auto& report = results.front().report;
-  if (!results.front().reused && !holds_report(options.out_dir / "students" / submission.name / "result.json", report))
+  if (!results.front().reused && !holds_report(options.out_dir / "students" / batch::student_folder(submission.name) / "result.json", report))
     return kSomeFailed;  // its files could not be written (logged by grade_class): no done marker
   std::string summary = results.front().reused ? "graded before (kept)" : "graded";
   summary += " " + report::text::format_score(report.points(), report.max_points());
@@ -460,7 +463,7 @@ int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& ar
   std::vector<std::string> failed;
   for (const std::size_t task : tasks) {
     const auto& name = submissions[task].name;
-    if (!slurm::done_summary(layout, task) || !fs::exists(options.out_dir / "students" / name / "result.json"))
+    if (!slurm::done_summary(layout, task) || !fs::exists(options.out_dir / "students" / batch::student_folder(name) / "result.json"))
       failed.push_back(name + " (task " + std::to_string(task) + "): its log is " + layout.task_log(task).string());
   }
   print_class_summary(rows, options.out_dir);
@@ -505,6 +508,7 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
 
   auto options = options_for(args, grading::fresh_seed());
   // Configured outside (CMake reads no file of the student's); built and run inside.
+  tree.set_budgeted(true);
   if (box) {
     tree.set_sandbox(sandbox::submission_box(*box, ctx.toolchain, dir, build_dir));
     tree.set_check_boxes(sandbox::check_box(*box, ctx.toolchain), sandbox::host_parts_box(ctx.toolchain, build_dir));

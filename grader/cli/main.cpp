@@ -2,6 +2,8 @@
 // launch graph of any .cu file. `cdplab --help` lists the commands.
 #include "commands.h"
 
+#include "process/process.h"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -9,6 +11,8 @@
 
 int main(int argc, char** argv) {
   using namespace cdplab::cli;
+  // A program of a submission that detaches a process leaves it to cdplab, which ends it.
+  cdplab::process::end_left_behind_processes();
   CLI::App app{"cdplab: the CUDA Dynamic Parallelism workbook and its grader"};
   app.require_subcommand(1);
   int jobs = 0;

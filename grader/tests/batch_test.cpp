@@ -2,6 +2,7 @@
 // refused), the gradebook, feedback pages and class summary, grade_class on quizzes (no build
 // needed), and the Slurm mode: its scripts, sbatch and squeue (played by small stand-in scripts
 // here; grader/tests/slurm/run-test.sh runs a real Slurm), and the cdplab command line.
+#include "batch/archive.h"
 #include "batch/batch.h"
 #include "batch/slurm.h"
 #include "batch/submissions.h"
@@ -11,6 +12,8 @@
 #include "test_folders.h"
 
 #include <doctest/doctest.h>
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -229,7 +232,7 @@ TEST_CASE("batch clean copy of a folder holds only the manifest's files") {
   write(alice / "notes.txt", "notes");
   const Submission submission{"alice", alice, false};
 
-  auto copy = batch::make_clean_copy(submission, exercises, book, dir / "work", kCMake);
+  auto copy = batch::make_clean_copy(submission, exercises, book, dir / "work");
   CHECK(copy.problem.empty());
   CHECK(copy.notes.empty());
   CHECK(files_below(copy.dir) == std::vector<std::string>{"09-sample/quiz.toml", "09-sample/sample.cu"});
@@ -237,7 +240,7 @@ TEST_CASE("batch clean copy of a folder holds only the manifest's files") {
 
   // A second copy replaces the first: a file gone from the submission is gone from the copy.
   fs::remove(alice / "09-sample/sample.cu");
-  copy = batch::make_clean_copy(submission, exercises, book, dir / "work", kCMake);
+  copy = batch::make_clean_copy(submission, exercises, book, dir / "work");
   CHECK(files_below(copy.dir) == std::vector<std::string>{"09-sample/quiz.toml"});
 }
 
@@ -253,7 +256,7 @@ TEST_CASE("batch clean copy unpacks a zip with the layout three folders deep") {
   write(stage / "__MACOSX/09-sample/sample.cu", "a resource fork");
   cmake_tar(stage, {"cf", (dir / "alice.zip").string(), "--format=zip", "wrap", "__MACOSX"});
 
-  const auto copy = batch::make_clean_copy({"alice", dir / "alice.zip", true}, exercises, book, dir / "work", kCMake);
+  const auto copy = batch::make_clean_copy({"alice", dir / "alice.zip", true}, exercises, book, dir / "work");
   CHECK(copy.problem.empty());
   CHECK(files_below(copy.dir) == std::vector<std::string>{"09-sample/quiz.toml", "09-sample/sample.cu"});
   CHECK(files::read_text(copy.dir / "09-sample/sample.cu") == "the work");
@@ -262,7 +265,7 @@ TEST_CASE("batch clean copy unpacks a zip with the layout three folders deep") {
   // One folder deeper is too deep.
   write(stage / "deeper/wrap/alice/chapters/09-sample/sample.cu", "too deep");
   cmake_tar(stage, {"cf", (dir / "deep.zip").string(), "--format=zip", "deeper"});
-  const auto deep = batch::make_clean_copy({"deep", dir / "deep.zip", true}, exercises, book, dir / "work2", kCMake);
+  const auto deep = batch::make_clean_copy({"deep", dir / "deep.zip", true}, exercises, book, dir / "work2");
   CHECK(contains(deep.problem, "no chapter folder found"));
 }
 
@@ -272,7 +275,7 @@ TEST_CASE("batch clean copy unpacks a .tar.gz") {
   const fs::path dir = fresh_dir("copy-targz");
   write(dir / "stage/09-sample/quiz.toml", kOneWrong);
   cmake_tar(dir / "stage", {"czf", (dir / "bob.tar.gz").string(), "09-sample"});
-  const auto copy = batch::make_clean_copy({"bob", dir / "bob.tar.gz", true}, exercises, book, dir / "work", kCMake);
+  const auto copy = batch::make_clean_copy({"bob", dir / "bob.tar.gz", true}, exercises, book, dir / "work");
   CHECK(copy.problem.empty());
   CHECK(files_below(copy.dir) == std::vector<std::string>{"09-sample/quiz.toml"});
   CHECK(files::read_text(copy.dir / "09-sample/quiz.toml") == kOneWrong);
@@ -285,7 +288,7 @@ TEST_CASE("batch clean copy refuses archives whose paths leave their folder") {
   write(dir / "stage/inner/09-sample/quiz.toml", kRightAnswers);
   write(dir / "stage/escape.txt", "outside");
   cmake_tar(dir / "stage/inner", {"cf", (dir / "up.tar").string(), "09-sample", "../escape.txt"});
-  const auto up = batch::make_clean_copy({"up", dir / "up.tar", true}, exercises, book, dir / "work-up", kCMake);
+  const auto up = batch::make_clean_copy({"up", dir / "up.tar", true}, exercises, book, dir / "work-up");
   CHECK(contains(up.problem, "leaves its folder"));
   CHECK(contains(up.problem, "../escape.txt"));
   CHECK_FALSE(fs::exists(dir / "work-up" / "escape.txt"));  // where ../ from unpacked/ would land
@@ -294,7 +297,7 @@ TEST_CASE("batch clean copy refuses archives whose paths leave their folder") {
   const std::string target = (dir / "absolute-target.txt").string();
   write_tar(dir / "absolute.tar", target, "planted");
   const auto absolute = batch::make_clean_copy({"abs", dir / "absolute.tar", true}, exercises, book,
-                                               dir / "work-abs", kCMake);
+                                               dir / "work-abs");
   CHECK(contains(absolute.problem, "leaves its folder"));
   CHECK_FALSE(fs::exists(target));
 }
@@ -310,7 +313,7 @@ TEST_CASE("batch clean copy leaves out links and oversized files with a note") {
   fs::create_directories(alice / "09-sample");
   fs::create_symlink(dir / "secret.txt", alice / "09-sample/sample.cu");
   write(alice / "09-sample/quiz.toml", std::string(batch::kMaxExerciseFileBytes + 1, '#'));
-  const auto copy = batch::make_clean_copy({"alice", alice, false}, exercises, book, dir / "work-a", kCMake);
+  const auto copy = batch::make_clean_copy({"alice", alice, false}, exercises, book, dir / "work-a");
   CHECK(copy.problem.empty());
   CHECK(files_below(copy.dir).empty());
   CHECK(any_contains(copy.notes, "09-sample/sample.cu is not a regular file"));
@@ -321,18 +324,79 @@ TEST_CASE("batch clean copy leaves out links and oversized files with a note") {
   const fs::path bob = dir / "class/bob";
   fs::create_directories(bob);
   fs::create_directory_symlink(dir / "elsewhere/09-sample", bob / "09-sample");
-  const auto linked = batch::make_clean_copy({"bob", bob, false}, exercises, book, dir / "work-b", kCMake);
+  const auto linked = batch::make_clean_copy({"bob", bob, false}, exercises, book, dir / "work-b");
   CHECK(files_below(linked.dir).empty());
   CHECK(any_contains(linked.notes, "09-sample is a link"));
 
-  // A link inside an archive is unpacked as a link, and left out all the same.
+  // A link inside an archive refuses the archive: nothing of it is unpacked through a link.
   fs::create_directories(dir / "stage/09-sample");
   fs::create_symlink(dir / "secret.txt", dir / "stage/09-sample/sample.cu");
   cmake_tar(dir / "stage", {"cf", (dir / "carol.tar").string(), "09-sample"});
-  const auto packed = batch::make_clean_copy({"carol", dir / "carol.tar", true}, exercises, book, dir / "work-c", kCMake);
-  CHECK(packed.problem.empty());
+  const auto packed = batch::make_clean_copy({"carol", dir / "carol.tar", true}, exercises, book, dir / "work-c");
+  CHECK(contains(packed.problem, "09-sample/sample.cu is a symbolic link"));
   CHECK(files_below(packed.dir).empty());
-  CHECK(any_contains(packed.notes, "09-sample/sample.cu is not a regular file"));
+}
+
+TEST_CASE("batch archives: links, special files, bombs and too many members are refused by name") {
+  const fs::path dir = fresh_dir("archive-rules");
+  const fs::path victim = dir / "victim";  // another student's folder, outside the archive's
+  fs::create_directories(victim);
+  write(victim / "result.json", "kept");
+  const auto unpack = [&](const fs::path& archive, const batch::UnpackLimits& limits = {}) {
+    const fs::path into = dir / ("into-" + archive.stem().string());
+    fs::remove_all(into);
+    return batch::unpack_archive(archive, into, limits);
+  };
+  const auto tar = [&](const fs::path& stage, const std::vector<std::string>& args) {
+    cdplab::process::Options options;
+    options.working_directory = stage.string();
+    std::vector<std::string> argv{"tar"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    REQUIRE(cdplab::process::run(argv, options).ok());
+  };
+
+  // A folder that is a link up and out, then a file written "inside" it.
+  fs::create_directories(dir / "s1");
+  fs::create_directory_symlink("../../..", dir / "s1/up");
+  tar(dir / "s1", {"cf", (dir / "up.tar").string(), "up"});
+  write(dir / "s1b/up/victim/result.json", "forged");
+  tar(dir / "s1b", {"rf", (dir / "up.tar").string(), "up/victim/result.json"});
+  CHECK(contains(unpack(dir / "up.tar"), "up is a symbolic link (to ../../..)"));
+  CHECK(files::read_text(victim / "result.json") == "kept");
+
+  // A hard link to a file of the grading machine.
+  fs::create_directories(dir / "s2");
+  write(dir / "s2/a.cu", "mine");
+  fs::create_hard_link(dir / "s2/a.cu", dir / "s2/b.cu");
+  tar(dir / "s2", {"cf", (dir / "hard.tar").string(), "a.cu", "b.cu"});
+  CHECK(contains(unpack(dir / "hard.tar"), "b.cu is a hard link (to a.cu)"));
+
+  // A FIFO.
+  fs::create_directories(dir / "s3");
+  REQUIRE(::mkfifo((dir / "s3/pipe").c_str(), 0600) == 0);
+  tar(dir / "s3", {"cf", (dir / "fifo.tar").string(), "pipe"});
+  CHECK(contains(unpack(dir / "fifo.tar"), "pipe is a FIFO"));
+
+  // A bomb: a file far larger unpacked than packed, and a total over the limit.
+  fs::create_directories(dir / "s4");
+  write(dir / "s4/zeros", std::string(3 << 20, '\0'));
+  write(dir / "s4/more", std::string(3 << 20, '\0'));
+  tar(dir / "s4", {"czf", (dir / "bomb.tar.gz").string(), "zeros", "more"});
+  CHECK(fs::file_size(dir / "bomb.tar.gz") < (64 << 10));
+  batch::UnpackLimits small;
+  small.file_bytes = 2 << 20;
+  CHECK(contains(unpack(dir / "bomb.tar.gz", small), "zeros is larger than 2 MiB (the limit for one file)"));
+  batch::UnpackLimits total;
+  total.total_bytes = 4 << 20;
+  CHECK(contains(unpack(dir / "bomb.tar.gz", total), "unpacks to more than 4 MiB (the limit for a whole archive)"));
+  batch::UnpackLimits few;
+  few.members = 1;
+  CHECK(contains(unpack(dir / "bomb.tar.gz", few), "more than 1 files and folders"));
+  CHECK(unpack(dir / "bomb.tar.gz").empty());  // within the default limits
+
+  // Not an archive at all.
+  write(dir / "broken.zip", "not a zip");
+  CHECK(contains(unpack(dir / "broken.zip"), "cannot be read"));
 }
 
 // ---- class reports ----------------------------------------------------------------------------
@@ -645,8 +709,10 @@ TEST_CASE("slurm scripts run this cdplab with the class's arguments, quoted") {
 TEST_CASE("slurm tasks_to_grade skips finished students unless asked, and done markers say who finished") {
   using namespace batch::slurm;
   const fs::path out = fresh_dir("tasks");
-  write(out / "students/alice/result.json", "{}");
-  write(out / "students/carol/result.json", "{}");
+  // Results the grader wrote (with their digests), for alice and carol; one planted for bob.
+  for (const char* student : {"alice", "carol"})
+    batch::write_student_files(out / "students" / student, student, cdplab::grading::GradeReport{}, {});
+  write(out / "students/bob/result.json", "{}");
   const std::vector<Submission> submissions = {{"alice", "/c/alice", false}, {"bob", "/c/bob", false},
                                                {"carol", "/c/carol", false}};
   CHECK(tasks_to_grade(submissions, out, false, {}) == std::vector<std::size_t>{1});

@@ -5,6 +5,7 @@
 #include "gpu_present.h"
 #include "files/files.h"
 #include "process/process.h"
+#include "batch/submissions.h"
 #include "report/report.h"
 
 #include <doctest/doctest.h>
@@ -538,4 +539,95 @@ TEST_CASE("the concurrency check fails a NULL-stream parent and passes a named-s
       CHECK(overlap->outcome == (kind == "named" ? Outcome::passed : Outcome::failed));
     }
   }
+}
+
+// A student's name is whatever the class folder says: quotes, ';', '$', a line break, bytes that
+// are no UTF-8, markup, a leading '=' that a spreadsheet takes for a formula. Each is graded (two
+// with an exercise that compiles, the rest with the quiz), kept in a folder of plain characters,
+// and escaped in every format; the same class graded again keeps every result.
+TEST_CASE("a class of odd names is graded, each name escaped in every format") {
+  const fs::path class_dir = kWork / "odd-names-class";
+  const fs::path out_dir = kWork / "odd-names-grades";
+  fs::remove_all(class_dir);
+  fs::remove_all(out_dir);
+  const std::string quiz = cdplab::files::read_text(kRoot / "solutions/05-streams-and-pools/quiz.toml");
+  const std::string child_grids = cdplab::files::read_text(kRoot / "solutions/01-fundamentals/child_grids.cu");
+  const std::vector<std::string> names{"quote\"name", "semi;colon", "=1+2", "line\nbreak", "back\\slash",
+                                       "dollar$HOME", "\xc3\xbctf8-\xe5\x90\x8d", "bad\xff-byte",
+                                       "<img src=x onerror=alert(1)>", "-rf", "a b"};
+  for (const auto& name : names) {
+    fs::create_directories(class_dir / name / "05-streams-and-pools");
+    std::ofstream(class_dir / name / "05-streams-and-pools" / "quiz.toml") << quiz;
+    if (name == names[0] || name == names[1]) {
+      fs::create_directories(class_dir / name / "01-fundamentals");
+      std::ofstream(class_dir / name / "01-fundamentals" / "child_grids.cu") << child_grids;
+    }
+  }
+  grade_class(class_dir, out_dir, "streams-quiz", {"--only", "child-grids"});
+  const std::string gradebook = cdplab::files::read_text(out_dir / "gradebook.csv");
+  INFO(gradebook);
+  for (const auto& name : names) {
+    INFO("student ", name);
+    const fs::path dir = out_dir / "students" / cdplab::batch::student_folder(name);
+    REQUIRE(fs::exists(dir / "result.json"));
+    CHECK(cdplab::files::read_text(dir / "student.txt") == name);
+    const auto report = student_report(out_dir, cdplab::batch::student_folder(name));
+    const bool compiled = name == names[0] || name == names[1];
+    for (const auto& e : report.exercises) {
+      INFO(e.id, ": ", e.problem);
+      if (e.id == "streams-quiz" || compiled) CHECK(e.problem.empty());
+    }
+    const std::string html = cdplab::files::read_text(dir / "feedback.html");
+    CHECK(html.find("<img src=x") == std::string::npos);
+    CHECK(cdplab::files::read_text(dir / "junit.xml").find("<img src=x") == std::string::npos);
+    CHECK(nlohmann::json::parse(cdplab::files::read_text(dir / "results.json"), nullptr, false).is_object());
+  }
+  // Every student has a row; no field starts a formula; a quote is doubled inside quotes.
+  CHECK(gradebook.find("\n'=1+2,") != std::string::npos);
+  CHECK(gradebook.find("\"quote\"\"name\"") != std::string::npos);
+  CHECK(gradebook.find("\n=") == std::string::npos);
+  CHECK(gradebook.find("\n-rf") == std::string::npos);
+  CHECK(gradebook.find("&lt;img") == std::string::npos);  // the CSV holds the name as text, not markup
+  std::size_t rows = 0;
+  for (const auto& name : names) rows += gradebook.find(cdplab::batch::student_folder(name)) != std::string::npos ? 0 : 1;
+  CHECK(rows == names.size());  // the rows name the students, not their folders
+
+  // Graded again: every result is kept, and the gradebook is the same.
+  grade_class(class_dir, out_dir, "streams-quiz", {"--only", "child-grids"});
+  CHECK(cdplab::files::read_text(out_dir / "gradebook.csv") == gradebook);
+}
+
+// "Graded before (kept)" trusts only what the grader wrote: a result file changed after the
+// grading (or planted where none was graded) is graded again.
+TEST_CASE("a kept result is one the grader wrote, or the student is graded again") {
+  const fs::path class_dir = kWork / "kept-class";
+  const fs::path out_dir = kWork / "kept-grades";
+  fs::remove_all(class_dir);
+  fs::remove_all(out_dir);
+  for (const char* name : {"ann", "ben"}) {
+    fs::create_directories(class_dir / name / "05-streams-and-pools");
+    std::ofstream(class_dir / name / "05-streams-and-pools" / "quiz.toml")
+        << cdplab::files::read_text(kRoot / "chapters/05-streams-and-pools/quiz.toml");
+  }
+  grade_class(class_dir, out_dir, "streams-quiz");
+  const auto first = student_report(out_dir, "ann");
+  // A forged result for ann: full marks, written by someone other than the grader.
+  std::string forged = cdplab::files::read_text(out_dir / "students/ann/result.json");
+  auto json = nlohmann::json::parse(forged);
+  for (auto& e : json["exercises"])
+    for (auto& item : e["items"]) {
+      item["points"] = item["max_points"];
+      item["outcome"] = "passed";
+    }
+  std::ofstream(out_dir / "students/ann/result.json") << json.dump(2) << "\n";
+  // A result planted for a student never graded.
+  fs::create_directories(class_dir / "cat" / "05-streams-and-pools");
+  std::ofstream(class_dir / "cat" / "05-streams-and-pools" / "quiz.toml")
+      << cdplab::files::read_text(kRoot / "chapters/05-streams-and-pools/quiz.toml");
+  fs::create_directories(out_dir / "students/cat");
+  std::ofstream(out_dir / "students/cat/result.json") << json.dump(2) << "\n";
+  grade_class(class_dir, out_dir, "streams-quiz");
+  CHECK(student_report(out_dir, "ann").points() == first.points());
+  CHECK(student_report(out_dir, "cat").points() == first.points());
+  CHECK(student_report(out_dir, "ben").points() == first.points());
 }

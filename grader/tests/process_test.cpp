@@ -2,6 +2,7 @@
 #include "process/process.h"
 
 #include "files/files.h"
+#include "sandbox/submission.h"
 #include "test_folders.h"
 
 #include <doctest/doctest.h>
@@ -12,8 +13,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+namespace process = cdplab::process;
 using cdplab::process::Options;
 using cdplab::process::run;
 
@@ -115,4 +121,75 @@ TEST_CASE("process cancel_all ends a running program and starts no other") {
   CHECK(later.output.empty());
   cdplab::process::clear_cancel();
   CHECK(run({"true"}).ok());
+}
+
+TEST_CASE("process limits: a file past the size limit is cut, an allocation past the address space fails") {
+  const fs::path dir = fs::temp_directory_path() / ("cdplab-limits-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  process::Options options;
+  options.limits.file_bytes = 1 << 20;
+  options.working_directory = dir.string();
+  const auto big = process::run({"sh", "-c", "head -c 3000000 /dev/zero > big; echo done"}, options);
+  CHECK(fs::file_size(dir / "big") <= (1u << 20));
+  CHECK(big.output.find("done") != std::string::npos);  // the shell goes on; the writer was stopped
+  process::Options memory;
+  memory.limits.address_bytes = std::size_t{256} << 20;
+  const auto huge = process::run({"awk", "BEGIN { s = sprintf(\"%900000000s\", \"\"); print length(s) }"}, memory);
+  CHECK_FALSE(huge.ok());
+  CHECK(huge.output.find("900000000") == std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("process watch: a program with too many processes is ended, naming why") {
+  process::Options options;
+  options.timeout_seconds = 60;
+  options.watch_seconds = 0.1;
+  options.watch = [](int pid) -> std::string {
+    return process::descendants(pid) > 10 ? std::string("more than 10 processes") : std::string();
+  };
+  const auto many = process::run({"sh", "-c", "for i in $(seq 40); do sleep 30 & done; wait"}, options);
+  CHECK(many.stopped_by == "more than 10 processes");
+  CHECK(many.seconds < 20);
+  CHECK(many.describe().find("stopped: more than 10 processes") != std::string::npos);
+  // Fine programs are never stopped.
+  const auto one = process::run({"sh", "-c", "sleep 0.3; echo ok"}, options);
+  CHECK(one.ok());
+  CHECK(one.stopped_by.empty());
+}
+
+TEST_CASE("sandbox budget: a build tree that grows past its limit stops its build") {
+  const fs::path dir = fs::temp_directory_path() / ("cdplab-budget-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  cdplab::sandbox::Budget budget = cdplab::sandbox::build_budget(dir);
+  budget.tree_bytes = 3 << 20;
+  process::Options options;
+  options.timeout_seconds = 60;
+  options.working_directory = dir.string();
+  options = cdplab::sandbox::budgeted(options, budget);
+  const auto filled =
+      process::run({"sh", "-c", "for i in $(seq 30); do head -c 1000000 /dev/zero > f$i; sleep 0.1; done"}, options);
+  CHECK(filled.stopped_by.find("build tree grew past 3 MiB") != std::string::npos);
+  std::size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) files += entry.is_regular_file() ? 1 : 0;
+  CHECK(files < 30);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("process: a process a program leaves behind ends with the run") {
+  process::end_left_behind_processes();
+  const fs::path pid_file = fs::temp_directory_path() / ("cdplab-left-behind-" + std::to_string(::getpid()));
+  fs::remove(pid_file);
+  // A daemon of the classic kind: a new session, its parent gone, so neither the process group
+  // nor the parent's end reaches it.
+  const auto ran = process::run({"sh", "-c", "setsid sh -c 'echo $$ > " + pid_file.string() + "; exec sleep 300' & "
+                                             "while [ ! -s " + pid_file.string() + " ]; do sleep 0.05; done"});
+  CHECK(ran.ok());
+  const std::string pid = cdplab::files::read_text(pid_file);
+  REQUIRE_FALSE(pid.empty());
+  const fs::path proc = fs::path("/proc") / pid.substr(0, pid.find('\n'));
+  for (int i = 0; i < 50 && fs::exists(proc); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK_FALSE(fs::exists(proc));
+  fs::remove(pid_file);
 }

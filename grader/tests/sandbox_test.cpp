@@ -653,3 +653,19 @@ TEST_CASE("grade builds and runs a submission in its box by default") {
   const auto report = nlohmann::json::parse(files::read_text(dir / "boxed.json"));
   for (const auto& e : report.at("exercises")) CHECK(e.value("problem", "") == "");
 }
+
+TEST_CASE("sandbox: the box's PATH names only folders the box shows") {
+  if (!boxes_start()) return;
+  const char* old = std::getenv("PATH");
+  const std::string saved = old != nullptr ? old : "";
+  const std::string secret = "/opt/grading-machine-secret/bin";
+  setenv("PATH", (secret + ":" + saved).c_str(), 1);
+  sandbox::Box box;
+  box.bwrap = sandbox::bwrap_program();
+  const auto shown = boxed_shell(box, "echo \"PATH=$PATH\"");
+  setenv("PATH", saved.c_str(), 1);
+  INFO(shown.output);
+  REQUIRE(shown.ok());
+  CHECK(shown.output.find(secret) == std::string::npos);
+  CHECK(shown.output.find("/usr/bin") != std::string::npos);
+}

@@ -147,19 +147,62 @@ std::map<std::string, std::string> launch_graph_pictures(const grading::BuildTre
   return svgs;
 }
 
+namespace {
+
+using json = nlohmann::json;
+
+/// JSON text of `value`; bytes that are not UTF-8 (a student's folder name may hold any) are
+/// replaced, never a reason to fail.
+std::string json_text(const json& value) { return value.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
+
+/// The digest of a result file's text (FNV-1a 64, hexadecimal).
+std::string digest(const std::string& text) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char digits[17];
+  std::snprintf(digits, sizeof digits, "%016llx", static_cast<unsigned long long>(hash));
+  return digits;
+}
+
+/// Where the grader keeps the digest of the result in students/<folder>: beside the class's
+/// results, outside every student's folder.
+fs::path digest_file(const fs::path& student_dir) {
+  return student_dir.parent_path().parent_path() / "digests" / student_dir.filename();
+}
+
+}  // namespace
+
+std::optional<grading::GradeReport> kept_result(const fs::path& dir) {
+  std::error_code error;
+  const fs::path result = dir / "result.json";
+  if (!fs::is_regular_file(fs::symlink_status(result, error)) || !fs::is_regular_file(digest_file(dir), error))
+    return std::nullopt;
+  const std::string text = files::read_text(result);
+  if (files::read_text(digest_file(dir)) != digest(text) + "\n") return std::nullopt;
+  try {
+    return report::from_json(json::parse(text));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 void write_student_files(const fs::path& dir, const std::string& student, const grading::GradeReport& report,
                          const std::map<std::string, std::string>& svgs) {
   fs::create_directories(dir);
+  write_file(dir / "student.txt", student);
   report::Pictures pictures;
   for (const auto& [key, svg] : svgs) {
     write_file(dir / picture_file(key), svg);
     pictures[key] = picture_file(key);
   }
-  write_file(dir / "results.json", report::to_gradescope(report).dump(2) + "\n");
+  write_file(dir / "results.json", json_text(report::to_gradescope(report)));
   write_file(dir / "junit.xml", report::to_junit_xml(report));
   write_file(dir / "feedback.md", report::to_feedback_markdown(report, student, pictures));
   write_file(dir / "feedback.html", report::to_feedback_html(report, student, pictures));
-  write_file(dir / "result.json", report::to_json(report).dump(2) + "\n");  // last: it marks the student done
+  const std::string result = json_text(report::to_json(report));
+  fs::create_directories(digest_file(dir).parent_path());
+  write_file(digest_file(dir), digest(result) + "\n");
+  write_file(dir / "result.json", result);  // last: it marks the student done
 }
 
 std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
@@ -175,7 +218,10 @@ std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
       const fs::path file = dir / "result.json";
       if (!fs::exists(file)) continue;
       try {
-        rows.push_back({dir.filename().string(), report::from_json(nlohmann::json::parse(files::read_text(file)))});
+        std::error_code missing;
+        const std::string name = fs::is_regular_file(dir / "student.txt", missing) ? files::read_text(dir / "student.txt")
+                                                                                   : dir.filename().string();
+        rows.push_back({name, report::from_json(nlohmann::json::parse(files::read_text(file)))});
       } catch (const std::exception& error) {
         if (log) log(file.string() + " cannot be read (" + error.what() + "); left out of the gradebook");
       }
@@ -251,22 +297,22 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
 
   const auto grade_one = [&](const Submission& submission, StudentResult& result) {
     result.name = submission.name;
-    const fs::path student_dir = options.out_dir / "students" / submission.name;
+    const std::string folder = student_folder(submission.name);
+    const fs::path student_dir = options.out_dir / "students" / folder;
     const bool asked = options.force || std::find(options.regrade.begin(), options.regrade.end(), submission.name) !=
                                             options.regrade.end();
     if (!asked && fs::exists(student_dir / "result.json")) {
-      try {
-        result.report = report::from_json(nlohmann::json::parse(files::read_text(student_dir / "result.json")));
+      if (auto kept = kept_result(student_dir)) {
+        result.report = *kept;
         result.reused = true;
         say(submission.name + ": graded before (kept; --force grades again)");
         return;
-      } catch (const std::exception&) {
-        say(submission.name + ": the earlier result cannot be read; grading again");
       }
+      say(submission.name + ": the earlier result is not the one the grader wrote, or cannot be read; grading again");
     }
-    const fs::path work = options.out_dir / "work" / submission.name;
+    const fs::path work = options.out_dir / "work" / folder;
     auto start = Clock::now();
-    const CleanCopy copy = make_clean_copy(submission, exercises, book, work, toolchain.cmake);
+    const CleanCopy copy = make_clean_copy(submission, exercises, book, work);
     grading::GradeReport report;
     std::map<std::string, std::string> svgs;
     if (!copy.problem.empty()) {
@@ -290,6 +336,7 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
                                               first_lines(configured.output, 20));
       } else {
         // Configured outside the box (CMake reads no file of the student's); built and run inside.
+        tree.set_budgeted(true);
         if (options.sandbox) {
           tree.set_sandbox(sandbox::submission_box(*options.sandbox, toolchain, copy.dir, work / "build"));
           tree.set_check_boxes(sandbox::check_box(*options.sandbox, toolchain),

@@ -77,15 +77,24 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
                                        const manifest::Workbook& book, const std::filesystem::path& project_root,
                                        const grading::Toolchain& toolchain, const BatchOptions& options);
 
-/// Reads every students/<name>/result.json below `out_dir` and writes gradebook.csv and
-/// summary.md from them. Returns the rows (unreadable results are skipped with a log line).
+/// Reads every students/<folder>/result.json below `out_dir` (the student's name from the
+/// folder's student.txt) and writes gradebook.csv and summary.md from them. Returns the rows
+/// (unreadable results are skipped with a log line).
 std::vector<report::ClassRow> write_class_reports(const std::filesystem::path& out_dir,
                                                   const std::function<void(const std::string&)>& log = {});
 
-/// Writes one student's files (result.json, results.json, junit.xml, feedback.md/.html and the
-/// pictures) into `dir`. `svgs` maps "chapter/stem" to an SVG document.
+/// Writes one student's files (student.txt: the name as it is; result.json, results.json,
+/// junit.xml, feedback.md/.html and the pictures) into `dir`, and the digest of its result.json
+/// beside the class's results (kept_result_digest). `svgs` maps "chapter/stem" to an SVG document.
 void write_student_files(const std::filesystem::path& dir, const std::string& student,
                          const grading::GradeReport& report, const std::map<std::string, std::string>& svgs);
+
+/// The result a run of the class grader kept for a student whose folder is `dir`
+/// (students/<folder>), when the grader wrote it: its result.json matches the digest the grader
+/// wrote beside the class's results (digests/<folder>) when it graded that student. std::nullopt
+/// for anything else (no result, no digest, another content, unreadable): that student is graded
+/// again.
+std::optional<grading::GradeReport> kept_result(const std::filesystem::path& dir);
 
 /// The launch graphs of a graded build tree as SVG documents ("chapter/stem" -> SVG), drawn
 /// with Graphviz (`dot`); exercises without PTX, and all of them when `dot` is missing, have none.

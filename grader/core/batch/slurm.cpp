@@ -1,5 +1,7 @@
 #include "batch/slurm.h"
 
+#include "batch/batch.h"
+
 #include "files/files.h"
 #include "process/process.h"
 
@@ -280,7 +282,7 @@ std::vector<std::size_t> tasks_to_grade(const std::vector<Submission>& submissio
   for (std::size_t i = 0; i < submissions.size(); ++i) {
     const auto& name = submissions[i].name;
     const bool asked = force || std::find(regrade.begin(), regrade.end(), name) != regrade.end();
-    if (asked || !fs::exists(out_dir / "students" / name / "result.json")) out.push_back(i);
+    if (asked || !kept_result(out_dir / "students" / student_folder(name))) out.push_back(i);
   }
   return out;
 }

@@ -1,8 +1,11 @@
 #include "batch/submissions.h"
 
-#include "process/process.h"
+#include "batch/archive.h"
+
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -51,6 +54,24 @@ bool is_safe_member(const std::string& path) {
   return true;
 }
 
+std::string student_folder(const std::string& name) {
+  const auto plain = [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; };
+  const bool as_is = !name.empty() && name.size() <= 64 && name[0] != '.' && name[0] != '-' &&
+                     std::all_of(name.begin(), name.end(), [&](char c) { return plain(static_cast<unsigned char>(c)); });
+  if (as_is) return name;
+  std::string folder;
+  for (const char c : name) {
+    if (folder.size() >= 40) break;
+    folder += plain(static_cast<unsigned char>(c)) ? c : '_';
+  }
+  while (!folder.empty() && (folder[0] == '.' || folder[0] == '-')) folder.erase(0, 1);
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a 64 of the whole name
+  for (const char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char digits[17];
+  std::snprintf(digits, sizeof digits, "%016llx", static_cast<unsigned long long>(hash));
+  return (folder.empty() ? "student" : folder) + "-" + std::string(digits, 8);
+}
+
 bool is_submission_folder(const fs::path& dir, const manifest::Workbook& book) {
   for (const auto& chapter : book.chapters)
     if (fs::is_directory(dir / chapter.id)) return true;
@@ -83,7 +104,7 @@ std::vector<Submission> find_submissions(const fs::path& folder) {
 }
 
 CleanCopy make_clean_copy(const Submission& submission, const std::vector<const manifest::Exercise*>& exercises,
-                          const manifest::Workbook& book, const fs::path& work_dir, const std::string& cmake) {
+                          const manifest::Workbook& book, const fs::path& work_dir) {
   CleanCopy copy;
   copy.dir = work_dir / "submission";
   const fs::path unpacked = work_dir / "unpacked";
@@ -93,26 +114,10 @@ CleanCopy make_clean_copy(const Submission& submission, const std::vector<const 
 
   fs::path layout;
   if (submission.archive) {
-    fs::create_directories(unpacked);
-    const fs::path archive = fs::absolute(submission.source);
-    const auto listed = process::run({cmake, "-E", "tar", "tf", archive.string()}, {"", {}, 120});
-    if (!listed.ok()) {
-      copy.problem = "the archive " + submission.source.filename().string() + " cannot be read (" + listed.describe() + ")";
-      return copy;
-    }
-    std::istringstream members(listed.output);
-    for (std::string member; std::getline(members, member);) {
-      if (!member.empty() && member.back() == '\r') member.pop_back();
-      if (!member.empty() && !is_safe_member(member)) {
-        copy.problem = "the archive " + submission.source.filename().string() +
-                       " was not unpacked: it holds a path that leaves its folder (" + member + ")";
-        return copy;
-      }
-    }
-    const auto extracted = process::run({cmake, "-E", "tar", "xf", archive.string()}, {unpacked.string(), {}, 300});
-    if (!extracted.ok()) {
-      copy.problem = "the archive " + submission.source.filename().string() + " cannot be unpacked (" +
-                     extracted.describe() + ")";
+    // Unpacked by the grader's rules (batch/archive.h), never by a tool that follows links.
+    if (const std::string problem = unpack_archive(fs::absolute(submission.source), unpacked); !problem.empty()) {
+      copy.problem = problem;
+      fs::remove_all(unpacked);
       return copy;
     }
     layout = find_layout(unpacked, book, 3);

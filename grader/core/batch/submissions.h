@@ -24,6 +24,14 @@ struct Submission {
   bool archive = false;
 };
 
+/// The folder a student's results and work are kept in (students/<folder>, work/<folder>): the
+/// name itself when it is plain (letters, digits, '.', '_' and '-', not starting with '.' or '-',
+/// at most 64 bytes), otherwise its plain characters and a hash of the whole name ("a_b-1f2e3d4c"):
+/// a name may hold any byte a file system allows (quotes, ';', '$', line breaks, invalid UTF-8),
+/// and none of it reaches a path, a CMake list or a shell. The name itself goes only into the
+/// reports, escaped for each format.
+std::string student_folder(const std::string& name);
+
 /// Whether `dir` is itself a submission: it holds a folder named like one of the chapters.
 bool is_submission_folder(const std::filesystem::path& dir, const manifest::Workbook& book);
 
@@ -41,11 +49,11 @@ struct CleanCopy {
 /// The largest exercise file copied (bytes); a larger one is left out with a note.
 constexpr std::uintmax_t kMaxExerciseFileBytes = 1 << 20;
 
-/// Unpacks (archives) and copies the exercise files of `exercises` from `submission` into
-/// `work_dir`/submission, replacing what an earlier run left there. `cmake` runs `cmake -E tar`.
+/// Unpacks (archives, by the grader's rules: batch/archive.h) and copies the exercise files of
+/// `exercises` from `submission` into `work_dir`/submission, replacing what an earlier run left
+/// there.
 CleanCopy make_clean_copy(const Submission& submission, const std::vector<const manifest::Exercise*>& exercises,
-                          const manifest::Workbook& book, const std::filesystem::path& work_dir,
-                          const std::string& cmake);
+                          const manifest::Workbook& book, const std::filesystem::path& work_dir);
 
 /// Whether an archive member's path stays inside the folder it is unpacked into (no absolute
 /// path, no `..` part).

@@ -1,5 +1,7 @@
 #include "grading/build_tree.h"
 
+#include "sandbox/submission.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -197,6 +199,7 @@ process::Result BuildTree::build(const std::vector<std::string>& targets, double
   // Builds yield the cores to the checks: in a class, other submissions' checks hold the GPU
   // while these compile, and a check's host side starved by compilers keeps the GPU waiting.
   options.nice = kBuildNiceness;
+  if (budgeted_) options = sandbox::budgeted(options, sandbox::build_budget(dir_));
   return process::run(in_box(argv), options);
 }
 

@@ -94,6 +94,10 @@ class BuildTree {
   }
   const std::optional<sandbox::Box>& check_box() const { return check_box_; }
   const std::optional<sandbox::Box>& host_parts_box() const { return host_parts_box_; }
+  /// Whether the programs of a submission run within a budget (sandbox::Budget: files, memory,
+  /// processes, the build tree's size): every grading's tree, boxed or not; never a student's own.
+  void set_budgeted(bool budgeted) { budgeted_ = budgeted; }
+  bool budgeted() const { return budgeted_; }
   /// `argv` as it runs in the tree's box (a bwrap command line starting in `working_directory`,
   /// or where the caller is when that is empty); `argv` unchanged when the tree has no box.
   std::vector<std::string> in_box(std::vector<std::string> argv, const std::string& working_directory = "") const;
@@ -139,6 +143,7 @@ class BuildTree {
   std::optional<sandbox::Box> box_;
   std::optional<sandbox::Box> check_box_;
   std::optional<sandbox::Box> host_parts_box_;
+  bool budgeted_ = false;
 };
 
 /// Escapes a string for use inside a CTest regular expression.

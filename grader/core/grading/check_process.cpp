@@ -1,5 +1,7 @@
 #include "grading/check_process.h"
 
+#include "sandbox/submission.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,6 +53,7 @@ class HostPartsProcess {
     process::Options options;
     options.timeout_seconds = seconds;
     options.output_limit = 64 << 10;  // what the student's code prints goes nowhere
+    options = sandbox::budgeted(options, sandbox::host_parts_budget());
     running_ = std::async(std::launch::async, [argv, options] { return process::run(argv, options); });
   }
   ~HostPartsProcess() {
@@ -93,6 +96,7 @@ process::Result run_check_process(const CheckProcess& check, const std::vector<s
     options.env["CDPLAB_HOST_PARTS"] = host_parts->dir().string();
     if (box) box->writable.push_back(host_parts->dir().string());
   }
+  if (check.budgeted) options = sandbox::budgeted(options, sandbox::check_budget());
   return process::run(box ? sandbox::wrap(*box, argv) : argv, options);
 }
 

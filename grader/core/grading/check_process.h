@@ -35,6 +35,7 @@ struct CheckProcess {
   /// finds it in the folder instead of the FIFOs).
   std::string host_parts_problem;
   std::filesystem::path scratch;  ///< where the FIFOs' folders are made (the grader's, outside every box)
+  bool budgeted = false;          ///< runs within sandbox::check_budget() (a grading)
   /// Whether calls of host parts go to a process of their own (grading); false: the suite calls
   /// the host code it links (`cdplab check`, the student's own).
   bool calls_host_parts() const { return !host_parts.empty() || !host_parts_problem.empty(); }

@@ -476,6 +476,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   check.writable.push_back(results_dir(tree).string());
   if (!options.baseline_cache.empty()) check.writable.push_back(options.baseline_cache);
   check.scratch = beside_tree(tree, "-scratch");
+  check.budgeted = true;
   if (!entry->host_parts_target.empty()) {
     const auto host_parts = prebuilt ? already_built() : tree.build({entry->host_parts_target}, options.build_seconds);
     std::error_code error;

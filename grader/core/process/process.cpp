@@ -1,8 +1,12 @@
 #include "process/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +16,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 extern char** environ;
@@ -39,6 +47,14 @@ void append_capped(Result& result, const char* data, std::size_t size, std::size
 /// environment arrays are built before the fork, since the parent may have other threads).
 [[noreturn]] void exec_child(char* const* args, char* const* envp, const Options& options, int out_fd) {
   setpgid(0, 0);
+  const auto limit = [](int resource, std::size_t value) {
+    if (value == 0) return;
+    const rlimit bound{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+    setrlimit(resource, &bound);
+  };
+  limit(RLIMIT_FSIZE, options.limits.file_bytes);
+  limit(RLIMIT_AS, options.limits.address_bytes);
+  limit(RLIMIT_NPROC, options.limits.processes);
   if (options.nice != 0) {
     const int ignored = nice(options.nice);  // lower priority is never refused; -1 may be a value
     (void)ignored;
@@ -103,6 +119,8 @@ std::string Result::describe() const {
     out << "cancelled";
   } else if (!started) {
     out << "could not be started";
+  } else if (!stopped_by.empty()) {
+    out << "stopped: " << stopped_by;
   } else if (timed_out) {
     out << "stopped after " << static_cast<int>(seconds + 0.5) << " s (time limit)";
   } else if (signal != 0) {
@@ -129,11 +147,108 @@ std::string command_line(const std::vector<std::string>& argv) {
   return line;
 }
 
+std::size_t descendants(int pid) {
+  // Every process's parent, from /proc/<pid>/stat: "pid (comm) state ppid ...", comm may hold ')'.
+  std::map<int, std::vector<int>> children;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return 0;
+  while (const dirent* entry = readdir(proc)) {
+    const int child = std::atoi(entry->d_name);
+    if (child <= 0) continue;
+    std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    std::string state;
+    int parent = 0;
+    if (rest >> state >> parent) children[parent].push_back(child);
+  }
+  closedir(proc);
+  std::size_t count = 0;
+  std::vector<int> pending{pid};
+  while (!pending.empty()) {
+    const int at = pending.back();
+    pending.pop_back();
+    const auto it = children.find(at);
+    if (it == children.end()) continue;
+    count += it->second.size();
+    pending.insert(pending.end(), it->second.begin(), it->second.end());
+  }
+  return count;
+}
+
+std::size_t user_processes() {
+  std::size_t count = 0;
+  const uid_t me = getuid();
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return 0;
+  while (const dirent* entry = readdir(proc)) {
+    if (std::atoi(entry->d_name) <= 0) continue;
+    struct stat info {};
+    if (stat(("/proc/" + std::string(entry->d_name)).c_str(), &info) == 0 && info.st_uid == me) ++count;
+  }
+  closedir(proc);
+  return count;
+}
+
 void cancel_all() { g_cancelled.store(true); }
 
 bool cancelled() { return g_cancelled.load(); }
 
 void clear_cancel() { g_cancelled.store(false); }
+
+namespace {
+
+/// The programs run() is running now (this process's own children), and whether processes left
+/// behind are ended (end_left_behind_processes).
+struct Children {
+  std::mutex mutex;
+  std::set<pid_t> running;
+  bool reaping = false;
+};
+
+Children& children() {
+  static Children c;
+  return c;
+}
+
+/// Ends and reaps the children of this process that no run() started: processes a program left
+/// behind, which the subreaper setting handed to this process.
+void end_orphans() {
+  Children& c = children();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (!c.reaping) return;
+  const pid_t me = getpid();
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return;
+  std::vector<pid_t> orphans;
+  while (const dirent* entry = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (pid <= 0 || c.running.count(pid) != 0) continue;
+    std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
+    std::istringstream rest(line.substr(line.rfind(')') + 1));
+    std::string state;
+    int parent = 0;
+    if (rest >> state >> parent && parent == me) orphans.push_back(pid);
+  }
+  closedir(proc);
+  for (const pid_t pid : orphans) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+}
+
+}  // namespace
+
+void end_left_behind_processes() {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  std::lock_guard<std::mutex> lock(children().mutex);
+  children().reaping = true;
+}
 
 Result run(const std::vector<std::string>& argv, const Options& options) {
   Result result;
@@ -152,8 +267,14 @@ Result run(const std::vector<std::string>& argv, const Options& options) {
   std::vector<std::string> env_strings = child_environment(options.env);
   const std::vector<char*> args = pointers(arg_strings);
   const std::vector<char*> envp = pointers(env_strings);
-  const pid_t pid = fork();
-  if (pid == 0) exec_child(args.data(), envp.data(), options, fds[1]);
+  pid_t pid = -1;
+  {
+    // Registered before another thread can take the new child for one left behind.
+    std::lock_guard<std::mutex> lock(children().mutex);
+    pid = fork();
+    if (pid == 0) exec_child(args.data(), envp.data(), options, fds[1]);
+    if (pid > 0) children().running.insert(pid);
+  }
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
@@ -171,6 +292,7 @@ Result run(const std::vector<std::string>& argv, const Options& options) {
   // Once the output has ended, the exit usually follows within a millisecond: wait for it in
   // short steps, then longer ones (a grading runs hundreds of programs one after another).
   int closed_wait_ms = 1;
+  auto last_watch = Clock::now();
   while (!exited) {
     int wait_ms = open_pipe ? 100 : closed_wait_ms;
     if (!open_pipe && closed_wait_ms < 100) closed_wait_ms *= 2;
@@ -185,6 +307,11 @@ Result run(const std::vector<std::string>& argv, const Options& options) {
         kill(-pid, SIGKILL);  // the whole process group
       }
       if (left > 0 && left * 1000 < wait_ms) wait_ms = static_cast<int>(left * 1000) + 1;
+    }
+    if (options.watch && result.stopped_by.empty() && since(last_watch) >= options.watch_seconds) {
+      last_watch = Clock::now();
+      result.stopped_by = options.watch(pid);
+      if (!result.stopped_by.empty()) kill(-pid, SIGKILL);
     }
     if (open_pipe) {
       pollfd p{fds[0], POLLIN, 0};
@@ -208,6 +335,11 @@ Result run(const std::vector<std::string>& argv, const Options& options) {
       append_capped(result, buffer, static_cast<std::size_t>(n), options.output_limit);
   }
   close(fds[0]);
+  {
+    std::lock_guard<std::mutex> lock(children().mutex);
+    children().running.erase(pid);
+  }
+  end_orphans();
 
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);

@@ -10,11 +10,19 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace cdplab::process {
+
+/// Limits a program and what it starts get from the kernel (setrlimit); 0 leaves one as it is.
+struct ResourceLimits {
+  std::size_t file_bytes = 0;     ///< the largest file it may write (RLIMIT_FSIZE; past it, SIGXFSZ)
+  std::size_t address_bytes = 0;  ///< its address space (RLIMIT_AS): a bound on memory, never for CUDA
+  std::size_t processes = 0;      ///< processes of this user at once (RLIMIT_NPROC, counted per user)
+};
 
 struct Options {
   std::string working_directory;              ///< empty: the current one
@@ -22,6 +30,12 @@ struct Options {
   double timeout_seconds = 0;                 ///< 0: no limit
   std::size_t output_limit = 1 << 20;         ///< bytes of stdout+stderr kept
   int nice = 0;                               ///< added to the child's niceness (nice(2)); 0: this process's
+  ResourceLimits limits;                      ///< applied in the child before it starts the program
+  /// Called every `watch_seconds` while the program runs: a non-empty answer ends it (and
+  /// everything it started) at once, and becomes Result::stopped_by. The grader watches a box's
+  /// processes and the size of the tree it writes.
+  std::function<std::string(int pid)> watch;
+  double watch_seconds = 1;
 };
 
 struct Result {
@@ -30,6 +44,7 @@ struct Result {
   bool timed_out = false;   ///< ended by the time limit
   bool cancelled = false;   ///< ended, or never started, because cancel_all() was called
   bool started = false;     ///< false when the program could not be started at all
+  std::string stopped_by;   ///< why Options::watch ended it; empty when it did not
   std::string output;       ///< stdout and stderr, interleaved, capped at Options::output_limit
   std::size_t dropped = 0;  ///< bytes of output beyond the cap
   double seconds = 0;       ///< wall time
@@ -51,6 +66,20 @@ void cancel_all();
 bool cancelled();
 /// Undoes cancel_all(): run() starts programs again.
 void clear_cancel();
+
+/// Makes this process the reaper of every process its programs leave behind (Linux's child
+/// subreaper): a program that detaches a process of its own (setsid, a double fork) leaves it to
+/// this process, not to init, and every run() ends such processes once its program has ended.
+/// cdplab calls it at start: without the box (--no-sandbox) no process of a submission outlives
+/// its grading.
+void end_left_behind_processes();
+
+/// How many processes descend from `pid` (its children, theirs, ...), read from /proc; 0 where
+/// /proc cannot be read.
+std::size_t descendants(int pid);
+
+/// How many processes this process's user has (/proc entries it owns).
+std::size_t user_processes();
 
 /// Quotes arguments for display as a shell command line.
 std::string command_line(const std::vector<std::string>& argv);

@@ -44,6 +44,17 @@ std::string md_cell(const std::string& raw) {
   return out;
 }
 
+/// A name in running Markdown text (a heading): one line, its markup characters as themselves.
+std::string md_text(const std::string& raw) {
+  std::string out;
+  for (const char c : text::plain(raw)) {
+    if (c == '\n' || c == '\t') out += ' ';
+    else if (std::string("\\`*_[]<>#|!").find(c) != std::string::npos) out += std::string("\\") + c;
+    else out += c;
+  }
+  return out;
+}
+
 /// A fenced Markdown block that the text cannot close early.
 std::string md_block(const std::string& raw) {
   const std::string body = text::plain(raw);
@@ -60,7 +71,9 @@ std::string picture_of(const Pictures& pictures, const ExerciseResult& e) {
 }
 
 std::string csv_field(const std::string& raw) {
-  const std::string value = text::plain(raw);
+  std::string value = text::plain(raw);
+  // A field a spreadsheet would take for a formula (a student's folder named "=1+2") is text.
+  if (!value.empty() && std::string("=+-@\t").find(value[0]) != std::string::npos) value = "'" + value;
   if (value.find_first_of(",\"\n\r") == std::string::npos) return value;
   std::string out = "\"";
   for (const char c : value) out += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -78,7 +91,7 @@ double median(std::vector<double> values) {
 
 std::string to_feedback_markdown(const GradeReport& report, const std::string& student, const Pictures& pictures) {
   std::ostringstream out;
-  out << "# Feedback for " << text::plain(student) << "\n\n";
+  out << "# Feedback for " << md_text(student) << "\n\n";
   out << "**Score: " << text::format_score(report.points(), report.max_points()) << "** ("
       << percent(report.points(), report.max_points()) << ")";
   if (!report.complete()) out << ", not final: some items were skipped";

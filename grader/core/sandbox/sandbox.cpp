@@ -45,6 +45,27 @@ std::vector<std::string> by_depth(std::vector<std::string> paths) {
   return paths;
 }
 
+/// A search path (PATH, LD_LIBRARY_PATH) of the grader's with only the folders the box shows:
+/// the system's and those bound into it. The rest names the grading machine's layout, and would
+/// find nothing there anyway.
+std::string path_in_box(const char* value, const Box& box) {
+  if (value == nullptr) return "";
+  std::vector<std::string> shown = {"/usr", "/bin", "/sbin", "/lib", "/lib64"};
+  shown.insert(shown.end(), box.read_only.begin(), box.read_only.end());
+  shown.insert(shown.end(), box.writable.begin(), box.writable.end());
+  std::string out;
+  std::istringstream entries(value);
+  for (std::string entry; std::getline(entries, entry, ':');) {
+    const std::string normal = fs::path(entry).lexically_normal().string();
+    const bool inside = std::any_of(shown.begin(), shown.end(), [&](const std::string& folder) {
+      const std::string f = fs::path(folder).lexically_normal().string();
+      return normal == f || normal.rfind(f + (f.back() == '/' ? "" : "/"), 0) == 0;
+    });
+    if (inside && !entry.empty()) out += (out.empty() ? "" : ":") + entry;
+  }
+  return out;
+}
+
 /// The base of every box, then the box's own binds and hidden paths, then the namespaces.
 std::vector<std::string> command_line(const Box& box, const std::vector<std::string>& argv, bool user_namespace) {
   std::vector<std::string> out = {box.bwrap, "--ro-bind", "/usr", "/usr"};
@@ -101,6 +122,13 @@ std::vector<std::string> command_line(const Box& box, const std::vector<std::str
   }
   out.insert(out.end(), {"--cap-drop", "ALL", "--die-with-parent", "--new-session", "--setenv", "HOME", "/tmp",
                          "--setenv", "TMPDIR", "/tmp"});
+  const std::string path = path_in_box(std::getenv("PATH"), box);
+  out.insert(out.end(), {"--setenv", "PATH", path.empty() ? "/usr/bin:/bin" : path});
+  if (const char* libraries = std::getenv("LD_LIBRARY_PATH")) {
+    const std::string shown = path_in_box(libraries, box);
+    if (shown.empty()) out.insert(out.end(), {"--unsetenv", "LD_LIBRARY_PATH"});
+    else out.insert(out.end(), {"--setenv", "LD_LIBRARY_PATH", shown});
+  }
   if (!box.working_directory.empty()) out.insert(out.end(), {"--chdir", box.working_directory});
   out.push_back("--");
   out.insert(out.end(), argv.begin(), argv.end());

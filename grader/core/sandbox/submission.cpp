@@ -340,6 +340,62 @@ Box host_parts_box(const grading::Toolchain& tools, const fs::path& build_dir) {
   return box;
 }
 
+Budget build_budget(const fs::path& build_dir) {
+  Budget budget;
+  // nvcc's largest exercise (the fast quicksort, CUB) takes well under 2 GiB; an include of
+  // /dev/zero or a template that never ends stops here, not at the machine's memory.
+  budget.address_bytes = std::size_t{8} << 30;
+  budget.tree = build_dir;
+  return budget;
+}
+
+Budget host_parts_budget() {
+  Budget budget;
+  budget.file_bytes = std::size_t{64} << 20;
+  budget.address_bytes = std::size_t{4} << 30;
+  budget.processes = 16;
+  return budget;
+}
+
+Budget check_budget() {
+  Budget budget;
+  budget.processes = 64;
+  return budget;
+}
+
+namespace {
+
+/// The bytes of the files below `dir`, stopping once past `most` (no need to count further).
+std::uintmax_t bytes_below(const fs::path& dir, std::uintmax_t most) {
+  std::uintmax_t total = 0;
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, error), end;
+       it != end && total <= most; it.increment(error)) {
+    if (error) break;
+    std::error_code size_error;
+    if (it->is_regular_file(size_error)) total += it->file_size(size_error);
+  }
+  return total;
+}
+
+}  // namespace
+
+process::Options budgeted(process::Options options, const Budget& budget) {
+  options.limits.file_bytes = budget.file_bytes;
+  options.limits.address_bytes = budget.address_bytes;
+  // RLIMIT_NPROC counts every process of the user: the bound sits above what the user runs now.
+  options.limits.processes = process::user_processes() + 4 * budget.processes;
+  options.watch_seconds = 0.5;
+  options.watch = [budget](int pid) -> std::string {
+    if (process::descendants(pid) > budget.processes)
+      return "it started more than " + std::to_string(budget.processes) + " processes at once (the limit)";
+    if (!budget.tree.empty() && bytes_below(budget.tree, budget.tree_bytes) > budget.tree_bytes)
+      return "its build tree grew past " + std::to_string(budget.tree_bytes >> 20) + " MiB (the limit)";
+    return "";
+  };
+  return options;
+}
+
 std::vector<std::string> allowed_compiler_roots(const grading::BuildTree& tree, const std::string& chapter) {
   const fs::path root = fs::absolute(tree.project_root()).lexically_normal();
   std::vector<fs::path> folders = {tree.exercise_dir(), fs::absolute(tree.dir()), root / "starter", "/usr"};

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "grading/build_tree.h"
+#include "process/process.h"
 #include "sandbox/sandbox.h"
 
 #include <filesystem>
@@ -62,6 +63,29 @@ Box check_box(const Kit& kit, const grading::Toolchain& tools);
 /// its build tree read-only (the program was built there) and the toolchain; no GPU, no network,
 /// nothing of the grader's; each run adds the folder of its FIFOs, writable.
 Box host_parts_box(const grading::Toolchain& tools, const std::filesystem::path& build_dir);
+
+/// What one program of a submission may use, in whichever box it runs: the largest file it may
+/// write, its address space (0: unbounded; CUDA programs need it so), the most processes it may
+/// have at once, and for the build, the most its writable tree may hold.
+struct Budget {
+  std::size_t file_bytes = std::size_t{1} << 30;
+  std::size_t address_bytes = 0;
+  std::size_t processes = 512;
+  std::filesystem::path tree;        ///< the folder it writes to; empty: not watched
+  std::uintmax_t tree_bytes = std::uintmax_t{4} << 30;
+};
+
+/// The budget of a submission's build box (nvcc runs there: no address-space bound), its host
+/// parts' box (no GPU: 4 GiB of address space) and its check box (CUDA: none).
+Budget build_budget(const std::filesystem::path& build_dir);
+Budget host_parts_budget();
+Budget check_budget();
+
+/// `options` with `budget` applied: the kernel's limits on files and address space, a bound on
+/// the processes of this user a little above what it runs now (a fork bomb stops there), and a
+/// watch that ends the program, naming the limit, once it has more processes than the budget or
+/// its tree holds more bytes. Without the box the same limits hold (docs/grading-a-class.md).
+process::Options budgeted(process::Options options, const Budget& budget);
 
 /// The folders whose files an exercise's compiler may read: the submission's own folder, the
 /// build tree, the project's starter/ and grader/suites/<chapter>/support/, /usr and the

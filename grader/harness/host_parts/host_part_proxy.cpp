@@ -89,6 +89,19 @@ DeviceState device_state() {
   return state;
 }
 
+/// The most a host part may set each limit to: far above what any exercise needs (the largest
+/// heap of the workbook's checks is about a gigabyte, the largest pool a few tens of thousands),
+/// and low enough that one submission cannot take a GPU that others share.
+std::uint64_t most_allowed(cudaLimit limit) {
+  switch (limit) {
+    case cudaLimitMallocHeapSize: return std::uint64_t{16} << 30;
+    case cudaLimitDevRuntimePendingLaunchCount: return std::uint64_t{1} << 20;
+    case cudaLimitStackSize: return std::uint64_t{64} << 10;
+    case cudaLimitPrintfFifoSize: return std::uint64_t{256} << 20;
+    default: return 0;
+  }
+}
+
 const char* limit_name(std::uint32_t limit) {
   switch (static_cast<cudaLimit>(limit)) {
     case cudaLimitDevRuntimePendingLaunchCount: return "cudaLimitDevRuntimePendingLaunchCount";
@@ -103,6 +116,12 @@ void apply(const std::string& part, const Effect& effect) {
   if (effect.kind == kLimit) {
     const char* name = limit_name(effect.limit);
     if (name == nullptr) fail(part, "it set a device limit the grader does not apply (" + std::to_string(effect.limit) + ")");
+    const std::uint64_t most = most_allowed(static_cast<cudaLimit>(effect.limit));
+    if (effect.value > most) {
+      throw CudaError(cudaErrorInvalidValue, "host part " + part + " set " + name + " to " +
+                                                 std::to_string(effect.value) + ", more than the grader allows (" +
+                                                 std::to_string(most) + ")");
+    }
     const cudaError_t status = cudaDeviceSetLimit(static_cast<cudaLimit>(effect.limit), effect.value);
     if (status != cudaSuccess) {
       (void)cudaGetLastError();

@@ -95,9 +95,18 @@ expected_status=0
 if grep -q ',no$' <(tr -d '\r' < "$book"); then expected_status=3; fi
 [ "$run_status" = "$expected_status" ] || fail "cdplab exited $run_status, expected $expected_status"
 
+# Each student's folder is the one whose student.txt names them ("o'hara" is not a plain name).
+folder_of() {
+  local file
+  for file in "$out"/students/*/student.txt; do
+    if [ "$(cat "$file")" = "$1" ]; then dirname "$file"; return; fi
+  done
+}
 for student in alice bob "o'hara"; do
+  folder="$(folder_of "$student")"
+  [ -n "$folder" ] || fail "$student has no folder with a student.txt"
   for file in result.json results.json junit.xml feedback.md feedback.html; do
-    [ -s "$out/students/$student/$file" ] || fail "$student has no $file"
+    [ -s "$folder/$file" ] || fail "$student has no $file"
   done
   grep -qF "$student: graded" "$work/run1.err" || fail "no progress line for $student"
 done
