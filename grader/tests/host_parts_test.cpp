@@ -7,6 +7,7 @@
 #include "wire.h"
 
 #include "process/process.h"
+#include "starters/given_code.h"
 
 #include "cdplab/check.h"
 
@@ -173,51 +174,19 @@ TEST_CASE("host parts: a part the file does not have is an exception, not a cras
 namespace {
 
 /// The header of each function whose body holds a BEGIN SOLUTION marker of `source` ("" when the
-/// marker lies at namespace scope): braces counted outside comments and literals, each block's
-/// header being the text since the last statement or block.
+/// marker lies at namespace scope).
 std::vector<std::pair<int, std::string>> solution_regions(const std::string& source) {
+  const auto functions = cdplab::starters::namespace_functions(source);
   std::vector<std::pair<int, std::string>> regions;
-  std::vector<std::string> headers;  // the open blocks' headers, outermost first
-  std::string pending;               // text since the last ';', '{' or '}'
   std::istringstream in(source);
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
-    if (line.find("// BEGIN SOLUTION") != std::string::npos) {
-      std::string function;
-      for (const auto& header : headers)
-        if (header.find('(') != std::string::npos && header.find("namespace") == std::string::npos) {
-          function = header;
-          break;
-        }
-      regions.emplace_back(number, function);
-    }
-    char quote = 0;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-      const char c = line[i];
-      if (quote != 0) {
-        if (c == '\\') ++i;
-        else if (c == quote) quote = 0;
-        continue;
-      }
-      if (c == '/' && i + 1 < line.size() && line[i + 1] == '/') break;
-      if (c == '"' || c == '\'') {
-        quote = c;
-        continue;
-      }
-      if (c == '{') {
-        headers.push_back(pending);
-        pending.clear();
-      } else if (c == '}') {
-        if (!headers.empty()) headers.pop_back();
-        pending.clear();
-      } else if (c == ';') {
-        pending.clear();
-      } else {
-        pending += c;
-      }
-    }
-    pending += ' ';
+    if (line.find("// BEGIN SOLUTION") == std::string::npos) continue;
+    std::string function;
+    for (const auto& f : functions)
+      if (f.line <= number && number <= f.end_line) function = f.header;
+    regions.emplace_back(number, function);
   }
   return regions;
 }

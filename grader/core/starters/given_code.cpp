@@ -87,6 +87,7 @@ std::vector<SourceFunction> namespace_functions(const std::string& source) {
         open.pop_back();
         if (closes_function) {
           functions.back().body = collapsed(functions.back().body);
+          functions.back().end_line = line;
           continue;
         }
       }

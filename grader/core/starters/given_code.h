@@ -18,7 +18,8 @@ namespace cdplab::starters {
 struct SourceFunction {
   std::string header;
   std::string body;
-  int line = 0;  ///< where its header ends
+  int line = 0;      ///< where its header ends (its body's opening brace)
+  int end_line = 0;  ///< where its body's closing brace is
   /// Graded as the student's: a kernel, a device function or a host part.
   bool students() const;
 };
