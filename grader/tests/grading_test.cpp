@@ -269,6 +269,29 @@ TEST_CASE("grading explains build failures in CDP2 terms") {
   CHECK(explain_build_failure("undefined reference to `f()'").find("entry points") != std::string::npos);
 }
 
+TEST_CASE("grading names a file outside the submission in a build failure, never quotes it") {
+  const std::string output =
+      "/srv/class/alice/01-fundamentals/x.cu(3): error: identifier \"oops\" is undefined\n"
+      "    int a = oops;\n"
+      "            ^\n"
+      "\n"
+      "/srv/secret/answers.txt(1): error: this declaration has no storage class or type specifier\n"
+      "  EXAM-ANSWER-KEY: the instructor's eyes only\n"
+      "  ^\n"
+      "/srv/secret/answers.txt:2:1: error: expected unqualified-id\n"
+      "    2 | second secret line\n"
+      "      | ^~~~~~\n"
+      "In file included from /srv/class/alice/01-fundamentals/x.cu:1:\n";
+  const auto text = explain_build_failure(output, "/srv/class/alice");
+  CHECK(text.find("int a = oops;") != std::string::npos);          // the student's own line stays
+  CHECK(text.find("/srv/secret/answers.txt(1): error") != std::string::npos);  // the file is named
+  CHECK(text.find("EXAM-ANSWER-KEY") == std::string::npos);        // its text is not quoted
+  CHECK(text.find("second secret line") == std::string::npos);
+  CHECK(text.find("In file included from") != std::string::npos);
+  // Without a submission folder nothing is left out.
+  CHECK(explain_build_failure(output).find("EXAM-ANSWER-KEY") != std::string::npos);
+}
+
 TEST_CASE("grading fails every rule when the PTX cannot be read") {
   const auto items = evaluate_rules(exercise_with_rule("recursion", "k", 2), "this is not PTX");
   REQUIRE(items.size() == 1);

@@ -217,16 +217,31 @@ std::string linked_reference_problem(const std::string& nm_output) {
   return "";
 }
 
-std::string explain_build_failure(const std::string& output) {
+std::string explain_build_failure(const std::string& output, const std::string& submission_dir) {
   std::ostringstream out;
   std::istringstream in(output);
   int kept = 0;
+  // A diagnostic's first line: "file.cu(12): error: ..." (nvcc) or "file.cu:12:5: error: ..." (gcc).
+  static const std::regex diagnostic(
+      R"(^(\S[^(:]*)(\([0-9]+\)|:[0-9]+(:[0-9]+)?):\s*(catastrophic error|fatal error|error|warning|note|remark))");
+  const std::string inside = submission_dir.empty() ? "" : fs::path(submission_dir).lexically_normal().string() + "/";
+  bool quoting_outside = false;  // the lines after a diagnostic in a file outside the submission
   for (std::string line; std::getline(in, line);) {
     // The build tool echoes long command lines; the compiler's own words are what matter.
     if (line.rfind("FAILED:", 0) == 0 || line.rfind("ninja:", 0) == 0 || line.rfind("[", 0) == 0 ||
         line.find("/nvcc ") != std::string::npos || line.find("/c++ ") != std::string::npos ||
         line.find("/g++ ") != std::string::npos || line.rfind("gmake", 0) == 0 || line.rfind("make", 0) == 0)
       continue;
+    // A file outside the submission is named, never quoted: the lines a compiler prints under its
+    // diagnostic show that file's text (a solution, a file of the grading machine).
+    std::smatch match;
+    if (std::regex_search(line, match, diagnostic)) {
+      const std::string file = match[1].str();
+      quoting_outside = !inside.empty() && !file.empty() && file[0] == '/' && file.rfind(inside, 0) != 0;
+    } else if (quoting_outside) {
+      if (line.empty() || line.rfind("In file included from", 0) == 0) quoting_outside = false;
+      else continue;
+    }
     if (line.empty() && kept == 0) continue;
     if (++kept > 60) {
       out << "... (more compiler output cut)\n";
@@ -409,7 +424,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
       // Graded: code that did not compile before the submission's programs ran is not taken now.
       result.problem = compiled.timed_out ? "compiling took too long (" + compiled.describe() + ")"
                                           : exercise.file + " does not compile";
-      result.build_log = explain_build_failure(compiled.output);
+      result.build_log = explain_build_failure(compiled.output, tree.exercise_dir());
       fail_all(result, exercise, "not graded: " + exercise.file + " does not compile");
       return pending;
     }
@@ -445,7 +460,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
     if (!built.ok()) {
       result.problem = built.timed_out ? "building the tests took too long (" + built.describe() + ")"
                                        : "the tests cannot be built against " + exercise.file;
-      result.build_log = explain_build_failure(built.output);
+      result.build_log = explain_build_failure(built.output, tree.exercise_dir());
       fail_all(result, exercise, "not graded: the tests could not be built", /*checks_only=*/true);
       return pending;
     }
@@ -486,7 +501,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
     } else {
       check.host_parts_problem = "the host parts of " + exercise.file +
                                  " could not be built: keep their names and parameters as the starter gives them" +
-                                 (host_parts.output.empty() ? "" : "\n" + explain_build_failure(host_parts.output));
+                                 (host_parts.output.empty() ? "" : "\n" + explain_build_failure(host_parts.output, tree.exercise_dir()));
     }
   }
   pending.results_file = results;

@@ -136,8 +136,11 @@ std::string reference_code_problem(const std::string& source);
 /// harness; empty otherwise.
 std::string linked_reference_problem(const std::string& nm_output);
 
-/// Makes compiler output readable and adds CDP2 advice for errors CDP1-era code runs into.
-std::string explain_build_failure(const std::string& output);
+/// A build's output as feedback: the compiler's own words (not the build tool's command lines), at
+/// most 60 lines, with advice for the CDP2 errors students meet most. A diagnostic in a file
+/// outside `submission_dir` (when given) names the file but the source lines the compiler quotes
+/// under it are left out: they would show a file the student may not read.
+std::string explain_build_failure(const std::string& output, const std::string& submission_dir = "");
 
 /// The exit status of a suite told to read its baselines from the class's cache only
 /// (CDPLAB_BASELINE_CACHE_ONLY=1) that found one missing: the grader runs it again with the GPU
