@@ -7,6 +7,7 @@
 #include "wire.h"
 
 #include "process/process.h"
+#include "sandbox/submission.h"
 #include "starters/given_code.h"
 
 #include "cdplab/check.h"
@@ -45,10 +46,12 @@ std::string host_parts_program(const std::string& test) {
   return "";
 }
 
-/// The program running, its two FIFOs open from the grading suite's side.
+/// The program running, its two FIFOs open from the grading suite's side; with `boxed`, in the box
+/// a grading runs it in (sandbox::host_parts_box: its build tree at /build, the FIFOs at /parts).
 class Server {
  public:
-  explicit Server(const std::string& test) : dir_(fs::temp_directory_path() / ("cdplab-host-parts-" + std::to_string(::getpid()))) {
+  explicit Server(const std::string& test, bool boxed = false)
+      : dir_(fs::temp_directory_path() / ("cdplab-host-parts-" + std::to_string(::getpid()))) {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     REQUIRE(::mkfifo((dir_ / "requests").c_str(), 0600) == 0);
@@ -57,7 +60,14 @@ class Server {
     REQUIRE_MESSAGE(fs::exists(program), "no host parts program for ", test);
     cdplab::process::Options options;
     options.timeout_seconds = 60;
-    running_ = std::async(std::launch::async, [=] { return cdplab::process::run({program, dir_.string()}, options); });
+    std::vector<std::string> argv{program, dir_.string()};
+    if (boxed) {
+      cdplab::grading::Toolchain tools;
+      auto box = cdplab::sandbox::host_parts_box(tools, CDPLAB_BINARY_DIR);
+      box.writable_at.emplace_back(dir_.string(), "/parts");
+      argv = cdplab::sandbox::wrap(box, {cdplab::sandbox::path_in(box, program), "/parts"});
+    }
+    running_ = std::async(std::launch::async, [=] { return cdplab::process::run(argv, options); });
     replies_ = ::open((dir_ / "replies").c_str(), O_RDONLY | O_NONBLOCK);
     for (int i = 0; i < 2000 && requests_ < 0; ++i) {
       requests_ = ::open((dir_ / "requests").c_str(), O_WRONLY | O_NONBLOCK);
@@ -213,4 +223,25 @@ TEST_CASE("host parts: every answer of a solution on the host side is in a host 
   const auto found = solution_regions("namespace a {\nint entry(int n) {\n  // BEGIN SOLUTION\n  return n;\n}\n}\n");
   REQUIRE(found.size() == 1);
   CHECK(found.front().second.find("int entry(int n)") != std::string::npos);
+}
+
+TEST_CASE("host parts: in their box the program sees its tree at /build and knows no path of the grader's") {
+  if (!cdplab::sandbox::probe(cdplab::sandbox::bwrap_program()).ok) {
+    MESSAGE("CDPLAB_TEST_SKIPPED: bubblewrap cannot start a box here");
+    return;
+  }
+  Server server("05-streams-and-pools/pools", /*boxed=*/true);
+  const Reply reply = server.ask("size_launch_pool", fresh_device(), wire::encode(std::make_tuple(5000u)));
+  REQUIRE(reply.threw == 0);
+  CHECK(wire::decode<std::size_t>(reply.result) >= 5000);
+  // The box's own view: a shell in the same box finds the tree at /build, and no trace of where
+  // this build tree really is.
+  cdplab::grading::Toolchain tools;
+  const auto box = cdplab::sandbox::host_parts_box(tools, CDPLAB_BINARY_DIR);
+  const auto looked = cdplab::process::run(cdplab::sandbox::wrap(box, {"sh", "-c", "cd /build && pwd -P && ls"}));
+  INFO(looked.output);
+  CHECK(looked.ok());
+  CHECK(looked.output.find("/build\n") == 0);
+  CHECK(looked.output.find(CDPLAB_BINARY_DIR) == std::string::npos);
+  CHECK(looked.output.find("cdplab-index.json") != std::string::npos);
 }

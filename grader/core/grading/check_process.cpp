@@ -47,8 +47,8 @@ class HostPartsProcess {
     std::vector<std::string> argv{check.host_parts, dir_.string()};
     if (check.host_parts_box) {
       sandbox::Box box = *check.host_parts_box;
-      box.writable.push_back(dir_.string());
-      argv = sandbox::wrap(box, argv);
+      box.writable_at.emplace_back(dir_.string(), "/parts");
+      argv = sandbox::wrap(box, {sandbox::path_in(box, check.host_parts), "/parts"});
     }
     process::Options options;
     options.timeout_seconds = seconds;

@@ -92,12 +92,18 @@ std::vector<std::string> command_line(const Box& box, const std::vector<std::str
   for (const auto& device : box.devices) out.insert(out.end(), {"--dev-bind", device, device});
 
   // The box's own binds, outer folders first so that inner ones are mounted over them.
-  std::vector<std::pair<std::string, bool>> binds;  // path, writable
-  for (const auto& p : box.read_only) binds.emplace_back(fs::path(p).lexically_normal().string(), false);
-  for (const auto& p : box.writable) binds.emplace_back(fs::path(p).lexically_normal().string(), true);
-  std::stable_sort(binds.begin(), binds.end(),
-                   [](const auto& a, const auto& b) { return depth(a.first) < depth(b.first); });
-  for (const auto& [path, writable] : binds) out.insert(out.end(), {writable ? "--bind" : "--ro-bind", path, path});
+  struct Bind {
+    std::string from, to;
+    bool writable;
+  };
+  std::vector<Bind> binds;
+  const auto normal = [](const std::string& p) { return fs::path(p).lexically_normal().string(); };
+  for (const auto& p : box.read_only) binds.push_back({normal(p), normal(p), false});
+  for (const auto& p : box.writable) binds.push_back({normal(p), normal(p), true});
+  for (const auto& [from, to] : box.read_only_at) binds.push_back({normal(from), normal(to), false});
+  for (const auto& [from, to] : box.writable_at) binds.push_back({normal(from), normal(to), true});
+  std::stable_sort(binds.begin(), binds.end(), [](const Bind& a, const Bind& b) { return depth(a.to) < depth(b.to); });
+  for (const auto& b : binds) out.insert(out.end(), {b.writable ? "--bind" : "--ro-bind", b.from, b.to});
   for (const auto& path : by_depth(box.hidden)) {
     const auto status = fs::status(path, error);
     if (error || !fs::exists(status)) {
@@ -201,6 +207,18 @@ const Probe& probe(const std::string& bwrap) {
 std::string bwrap_program() {
   const char* named = std::getenv("CDPLAB_BWRAP");
   return named != nullptr && *named != '\0' ? named : "bwrap";
+}
+
+std::string path_in(const Box& box, const std::string& host_path) {
+  const std::string path = fs::path(host_path).lexically_normal().string();
+  for (const auto* list : {&box.read_only_at, &box.writable_at}) {
+    for (const auto& [from, to] : *list) {
+      const std::string folder = fs::path(from).lexically_normal().string();
+      if (path == folder) return to;
+      if (path.rfind(folder + "/", 0) == 0) return (fs::path(to) / path.substr(folder.size() + 1)).string();
+    }
+  }
+  return host_path;
 }
 
 std::vector<std::string> wrap(const Box& box, const std::vector<std::string>& argv) {

@@ -15,12 +15,13 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cdplab::sandbox {
 
 /// What one box shows besides its base. Every path is absolute and appears at the same path in
-/// the box.
+/// the box, but for those of read_only_at and writable_at, which appear where they say.
 struct Box {
   std::vector<std::string> read_only;  ///< folders and files bound read-only
   std::vector<std::string> writable;   ///< folders and files bound writable
@@ -30,7 +31,15 @@ struct Box {
   std::vector<std::string> devices;    ///< device files bound as they are (the GPUs: gpu_devices())
   std::string working_directory;       ///< where the command starts; empty: where the caller is
   std::string bwrap = "bwrap";         ///< the bubblewrap program (looked up in PATH)
+  /// Folders shown at another path in the box (host path, path in the box): a generic name such as
+  /// /build, so that a program of the box cannot learn where the grading machine keeps them.
+  std::vector<std::pair<std::string, std::string>> read_only_at;
+  std::vector<std::pair<std::string, std::string>> writable_at;
 };
+
+/// Where `host_path` appears in `box`: under the box path of the folder of read_only_at or
+/// writable_at that holds it, or at its own path.
+std::string path_in(const Box& box, const std::string& host_path);
 
 /// Whether a box can start on this machine, and how.
 struct Probe {

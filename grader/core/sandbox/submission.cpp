@@ -335,7 +335,8 @@ Box check_box(const Kit& kit, const grading::Toolchain& tools) {
 Box host_parts_box(const grading::Toolchain& tools, const fs::path& build_dir) {
   Box box;
   box.bwrap = bwrap_program();
-  box.read_only.push_back(normal(fs::absolute(build_dir)));
+  // At a generic path: the student's code runs here, and could tell where the class is kept.
+  box.read_only_at.emplace_back(normal(fs::absolute(build_dir)), "/build");
   for (const auto& p : toolchain_paths(tools, build_dir, {build_dir})) box.read_only.push_back(p);
   return box;
 }

@@ -60,8 +60,9 @@ Box submission_box(const Kit& kit, const grading::Toolchain& tools, const std::f
 Box check_box(const Kit& kit, const grading::Toolchain& tools);
 
 /// The box of the process that runs a submission's host parts (harness/host_parts/host_parts.h):
-/// its build tree read-only (the program was built there) and the toolchain; no GPU, no network,
-/// nothing of the grader's; each run adds the folder of its FIFOs, writable.
+/// its build tree read-only at /build (the program was built there; a generic path, since the
+/// student's code runs here) and the toolchain; no GPU, no network, nothing of the grader's; each
+/// run adds the folder of its FIFOs, writable, at /parts.
 Box host_parts_box(const grading::Toolchain& tools, const std::filesystem::path& build_dir);
 
 /// What one program of a submission may use, in whichever box it runs: the largest file it may
