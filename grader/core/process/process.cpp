@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -179,15 +180,22 @@ std::size_t descendants(int pid) {
   return count;
 }
 
-std::size_t user_processes() {
+std::size_t user_tasks() {
   std::size_t count = 0;
   const uid_t me = getuid();
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return 0;
   while (const dirent* entry = readdir(proc)) {
     if (std::atoi(entry->d_name) <= 0) continue;
+    const std::string dir = "/proc/" + std::string(entry->d_name);
     struct stat info {};
-    if (stat(("/proc/" + std::string(entry->d_name)).c_str(), &info) == 0 && info.st_uid == me) ++count;
+    if (stat(dir.c_str(), &info) != 0 || info.st_uid != me) continue;
+    // RLIMIT_NPROC counts threads: "Threads:" of the process's status.
+    std::ifstream status(dir + "/status");
+    std::size_t threads = 1;
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("Threads:", 0) == 0) threads = static_cast<std::size_t>(std::max(1L, std::atol(line.c_str() + 8)));
+    count += threads;
   }
   closedir(proc);
   return count;

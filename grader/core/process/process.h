@@ -21,7 +21,7 @@ namespace cdplab::process {
 struct ResourceLimits {
   std::size_t file_bytes = 0;     ///< the largest file it may write (RLIMIT_FSIZE; past it, SIGXFSZ)
   std::size_t address_bytes = 0;  ///< its address space (RLIMIT_AS): a bound on memory, never for CUDA
-  std::size_t processes = 0;      ///< processes of this user at once (RLIMIT_NPROC, counted per user)
+  std::size_t processes = 0;      ///< threads of this user at once, in all its processes (RLIMIT_NPROC)
 };
 
 struct Options {
@@ -78,8 +78,8 @@ void end_left_behind_processes();
 /// /proc cannot be read.
 std::size_t descendants(int pid);
 
-/// How many processes this process's user has (/proc entries it owns).
-std::size_t user_processes();
+/// How many threads this process's user runs, in all its processes: what RLIMIT_NPROC counts.
+std::size_t user_tasks();
 
 /// Quotes arguments for display as a shell command line.
 std::string command_line(const std::vector<std::string>& argv);

@@ -381,11 +381,18 @@ std::uintmax_t bytes_below(const fs::path& dir, std::uintmax_t most) {
 
 }  // namespace
 
+namespace {
+/// Threads of the grading account above those it runs when a program starts (budgeted()).
+constexpr std::size_t kTaskHeadroom = 16384;
+}  // namespace
+
 process::Options budgeted(process::Options options, const Budget& budget) {
   options.limits.file_bytes = budget.file_bytes;
   options.limits.address_bytes = budget.address_bytes;
-  // RLIMIT_NPROC counts every process of the user: the bound sits above what the user runs now.
-  options.limits.processes = process::user_processes() + 4 * budget.processes;
+  // RLIMIT_NPROC counts every thread of the user, in every process, and a class grades many
+  // submissions at once: the bound sits far above what the user runs now, as a backstop for a
+  // fork bomb between two looks of the watch, never near what honest work reaches.
+  options.limits.processes = process::user_tasks() + kTaskHeadroom;
   options.watch_seconds = 0.5;
   options.watch = [budget](int pid) -> std::string {
     if (process::descendants(pid) > budget.processes)
