@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -346,6 +347,9 @@ Budget build_budget(const fs::path& build_dir) {
   // nvcc's largest exercise (the fast quicksort, CUB) takes well under 2 GiB; an include of
   // /dev/zero or a template that never ends stops here, not at the machine's memory.
   budget.address_bytes = std::size_t{8} << 30;
+  // A parallel build runs a few processes per nvcc, one nvcc per job, jobs up to the cores and a
+  // quarter more (grade.cpp's build_all).
+  budget.processes = std::max<std::size_t>(512, 16 * std::max(1u, std::thread::hardware_concurrency()));
   budget.tree = build_dir;
   return budget;
 }
