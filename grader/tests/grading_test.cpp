@@ -2,6 +2,7 @@
 // failures are explained. The end-to-end runs are in cli_test.cpp.
 #include "files/files.h"
 #include "grading/build_tree.h"
+#include "grading/check_process.h"
 #include "grading/grade.h"
 #include "grading/shared_process.h"
 #include "rules_fixtures.h"
@@ -462,4 +463,24 @@ TEST_CASE("a new build tree takes the compiler checks of the grader's own tree a
   Toolchain cross = tools;
   cross.cache_args.push_back("-DCMAKE_TOOLCHAIN_FILE=/opt/cross.cmake");
   CHECK_FALSE(seed_compiler_checks(own, dir / "cross-args", cross));
+}
+
+TEST_CASE("check process: the host parts' process ends with its check process, even one that never returns") {
+  namespace fs = std::filesystem;
+  const fs::path dir = cdplab::testing::empty_folder(fs::path(CDPLAB_TEST_BINARY_DIR) / "work" / "host-parts-end");
+  // A host parts' program that never reads its requests and never ends.
+  cdplab::testing::write_file(dir / "stuck.sh", "#!/bin/sh\nexec sleep 300\n");
+  fs::permissions(dir / "stuck.sh", fs::perms::owner_all);
+  cdplab::grading::CheckProcess check;
+  check.suite = "/bin/true";
+  check.host_parts = (dir / "stuck.sh").string();
+  check.scratch = dir / "scratch";
+  cdplab::process::Options options;
+  options.timeout_seconds = 120;
+  const auto start = std::chrono::steady_clock::now();
+  const auto ran = cdplab::grading::run_check_process(check, {}, {}, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(ran.ok());
+  CHECK(seconds < 10);  // not the host parts' own limit of two minutes
+  CHECK(fs::is_empty(dir / "scratch"));  // its FIFOs' folder is gone
 }

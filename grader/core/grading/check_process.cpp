@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <future>
 #include <random>
 #include <thread>
@@ -32,7 +33,8 @@ fs::path fresh_folder(const fs::path& scratch) {
 
 /// The host parts' process, for the life of one check process. Its end: it reads the requests
 /// FIFO until every writer has closed it, so once the suite has ended, opening and closing that
-/// FIFO once more (it may still wait for its first writer) lets it end.
+/// FIFO once more (it may still wait for its first writer) lets it end; one still busy a second
+/// later (a host part that never returns) is ended by its watch.
 class HostPartsProcess {
  public:
   HostPartsProcess(const CheckProcess& check, double seconds) : dir_(fresh_folder(check.scratch)) {
@@ -54,9 +56,17 @@ class HostPartsProcess {
     options.timeout_seconds = seconds;
     options.output_limit = 64 << 10;  // what the student's code prints goes nowhere
     options = sandbox::budgeted(options, sandbox::host_parts_budget());
+    const auto budget_watch = options.watch;
+    const auto ended = suite_ended_;
+    options.watch = [budget_watch, ended](int pid) -> std::string {
+      const double since = ended->load();
+      if (since > 0 && seconds_now() - since > 1) return "its check process had ended";
+      return budget_watch ? budget_watch(pid) : std::string();
+    };
     running_ = std::async(std::launch::async, [argv, options] { return process::run(argv, options); });
   }
   ~HostPartsProcess() {
+    suite_ended_->store(seconds_now());
     if (running_.valid()) {
       const std::string requests = (dir_ / "requests").string();
       while (running_.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
@@ -72,7 +82,12 @@ class HostPartsProcess {
   const fs::path& dir() const { return dir_; }
 
  private:
+  /// Seconds since the epoch at which the check process ended; 0 while it runs.
+  static double seconds_now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
   fs::path dir_;
+  std::shared_ptr<std::atomic<double>> suite_ended_ = std::make_shared<std::atomic<double>>(0.0);
   std::future<process::Result> running_;
 };
 
