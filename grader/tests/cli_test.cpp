@@ -1,7 +1,9 @@
 // End to end: the cdplab command line grading real folders. With a GPU the solutions score
 // 100 %; without one the rules still pass and the grade is reported incomplete (exit 3).
+#include "files/files.h"
 #include "process/process.h"
 #include "report/report.h"
+#include "starters/given_code.h"
 
 #include <doctest/doctest.h>
 
@@ -176,7 +178,13 @@ TEST_CASE("grade the starters") {
     CHECK(e.problem.empty());  // starters compile
     for (const auto& item : e.items) {
       INFO(item.name, ": ", item.feedback);
-      if (item.kind == ItemKind::rule && item.max_points == 0) {
+      if (item.name == "finished: no CDPLAB_TODO() left") {
+        // A starter with a TODO left is never finished, with or without a GPU; a fix-the-bug
+        // starter holds none.
+        const bool todo = !cdplab::starters::todo_lines(cdplab::files::read_text(kRoot / "chapters" / e.file)).empty();
+        CHECK(item.outcome == (todo ? Outcome::failed : Outcome::passed));
+        if (todo) CHECK(item.feedback.find("not finished: the file still calls CDPLAB_TODO() at line") != std::string::npos);
+      } else if (item.kind == ItemKind::rule && item.max_points == 0) {
         // A rule that only deducts (code the starter hands out, arrays kept in bounds): met, worth nothing.
         CHECK(item.outcome == Outcome::passed);
         CHECK(item.points == 0);

@@ -85,3 +85,10 @@ TEST_CASE("given code: every starter, solved, changes no given host code") {
   }
   CHECK(files == 19);
 }
+
+TEST_CASE("given code: the CDPLAB_TODO() calls left, comments aside") {
+  const std::string text = "a();\n  CDPLAB_TODO();\n// CDPLAB_TODO() in a comment\n/* CDPLAB_TODO();\n */ b();\n"
+                           "  if (x) CDPLAB_TODO();  // and a comment\n";
+  CHECK(cdplab::starters::todo_lines(text) == std::vector<int>{2, 6});
+  CHECK(cdplab::starters::todo_lines("int main() {}\n").empty());
+}

@@ -7,6 +7,7 @@
 #include "quiz/quiz.h"
 #include "sandbox/submission.h"
 #include "sanitizer/sanitizer.h"
+#include "starters/given_code.h"
 
 #include <nlohmann/json.hpp>
 
@@ -368,6 +369,26 @@ struct CheckRun {
   bool alone = false;
 };
 
+/// Whether the file still holds a CDPLAB_TODO(): worth no points, but an exercise with one left is
+/// never reported finished, with or without a GPU to run it (without one, its checks are skipped
+/// and nothing else would say so).
+Item finished_item(const std::string& source_text) {
+  Item item;
+  item.kind = ItemKind::rule;
+  item.name = "finished: no CDPLAB_TODO() left";
+  item.max_points = 0;
+  const auto lines = starters::todo_lines(source_text);
+  if (lines.empty()) {
+    item.outcome = Outcome::passed;
+    return item;
+  }
+  std::string where;
+  for (const int line : lines) where += (where.empty() ? "line " : ", ") + std::to_string(line);
+  item.feedback = "not finished: the file still calls CDPLAB_TODO() at " + where +
+                  "; replace each TODO with your code";
+  return item;
+}
+
 /// An exercise on its way through grading: what was judged before its checks run.
 struct Pending {
   const manifest::Exercise* exercise = nullptr;
@@ -449,7 +470,9 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   }
 
   report("rules");
-  for (auto& item : evaluate_rules(exercise, code->ptx, files::read_text(entry->source))) result.items.push_back(item);
+  const std::string source_text = files::read_text(entry->source);
+  for (auto& item : evaluate_rules(exercise, code->ptx, source_text)) result.items.push_back(item);
+  result.items.push_back(finished_item(source_text));
 
   if (exercise.checks.empty()) return pending;
   if (!prebuilt) report("building");

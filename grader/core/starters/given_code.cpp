@@ -121,6 +121,35 @@ std::vector<SourceFunction> namespace_functions(const std::string& source) {
   return functions;
 }
 
+std::vector<int> todo_lines(const std::string& source) {
+  std::vector<int> lines;
+  std::istringstream in(source);
+  bool in_block_comment = false;
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    std::string code;  // the line without its comments
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (in_block_comment) {
+        if (line.compare(i, 2, "*/") == 0) {
+          in_block_comment = false;
+          ++i;
+        }
+        continue;
+      }
+      if (line.compare(i, 2, "//") == 0) break;
+      if (line.compare(i, 2, "/*") == 0) {
+        in_block_comment = true;
+        ++i;
+        continue;
+      }
+      code += line[i];
+    }
+    if (code.find("CDPLAB_TODO(") != std::string::npos) lines.push_back(number);
+  }
+  return lines;
+}
+
 std::vector<std::string> given_host_changes(const std::string& starter, const std::string& student) {
   std::map<std::string, std::string> bodies;  // the student's functions by header
   for (const auto& f : namespace_functions(student)) bodies.emplace(f.header, f.body);

@@ -28,6 +28,10 @@ struct SourceFunction {
 /// literals; a function inside a class or another function is part of its enclosing one).
 std::vector<SourceFunction> namespace_functions(const std::string& source);
 
+/// The lines (from 1) of `source` that still call CDPLAB_TODO() outside a comment: the places a
+/// starter marks as the student's to write.
+std::vector<int> todo_lines(const std::string& source);
+
 /// The headers of the given host functions of `starter` (those not graded as the student's) that
 /// `student` changed or left out, in the starter's order.
 std::vector<std::string> given_host_changes(const std::string& starter, const std::string& student);
