@@ -54,6 +54,10 @@ grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tre
 /// The first exercise in workbook order whose last check did not pass (or whose file changed
 /// since); nullptr when every exercise passed.
 const manifest::Exercise* next_unfinished(const Context& ctx);
+/// `cdplab` with no command: the first exercise not done, checked (it builds what that exercise
+/// needs first), then, in a terminal, checked again each time its file is saved and on to the next
+/// (`cdplab watch`). Without a terminal it checks that exercise once and says what comes next.
+int run_next_exercise(Context& ctx, const GradeArgs& args);
 /// Grades one submission folder, or (when `folder` holds submissions) a whole class.
 int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args);
 /// `cdplab grade CLASS --slurm` and the two parts its jobs run (--slurm-task, --slurm-merge).

@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   // A program of a submission that detaches a process leaves it to cdplab, which ends it.
   cdplab::process::end_left_behind_processes();
   CLI::App app{"cdplab: the CUDA Dynamic Parallelism workbook and its grader"};
-  app.require_subcommand(1);
+  // No command: the student's loop at the first exercise not done (run_next_exercise).
+  app.require_subcommand(0, 1);
   int jobs = 0;
   app.add_option("-j,--jobs", jobs, "parallel build jobs (default: the build tool's choice)");
 
@@ -201,6 +202,7 @@ int main(int argc, char** argv) {
       if (!probe_timeout.empty()) program_args = {"--timeout", probe_timeout};
       return run_probe(ctx, program_args);
     }
+    return run_next_exercise(ctx, grade_args);
   } catch (const UsageError& error) {
     std::cerr << "cdplab: " << error.what() << "\n";
     return kUsageError;

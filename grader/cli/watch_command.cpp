@@ -146,3 +146,21 @@ int run_watch(Context& ctx, const std::string& exercise, const GradeArgs& args) 
 }
 
 }  // namespace cdplab::cli
+
+namespace cdplab::cli {
+
+int run_next_exercise(Context& ctx, const GradeArgs& args) {
+  if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return run_watch(ctx, "", args);
+  const manifest::Exercise* next = next_unfinished(ctx);
+  if (next == nullptr) {
+    std::cout << "every exercise is done; `cdplab list` shows them, `cdplab check` checks them all again\n";
+    return kAllPassed;
+  }
+  std::cout << "cdplab: the first exercise not done is " << next->id << " (" << next->path()
+            << "); checking it. In a terminal, `cdplab` alone checks it again each time you save it.\n";
+  GradeArgs one = args;
+  one.names = {next->id};
+  return run_check(ctx, one);
+}
+
+}  // namespace cdplab::cli

@@ -328,3 +328,12 @@ TEST_CASE("./cdplab stays quiet when the tool is up to date, and shows a failed 
   CHECK(failed.output.find("building the tool failed") != std::string::npos);
   CHECK(failed.output.find("the tool ran") == std::string::npos);
 }
+
+TEST_CASE("cdplab alone checks the first exercise not done, and says which") {
+  // Without a terminal (as here) it checks once; in one it goes on watching, as `cdplab watch`.
+  const auto ran = cdplab_cli({});
+  INFO(ran.output);
+  CHECK(ran.exit_code != 2);  // never "A subcommand is required"
+  CHECK((ran.output.find("the first exercise not done is") != std::string::npos ||
+         ran.output.find("every exercise is done") != std::string::npos));
+}
