@@ -85,6 +85,12 @@ std::string nearest_name(const std::string& typed, const std::vector<std::string
 
 const manifest::Exercise& find_exercise(const manifest::Workbook& book, const std::string& name) {
   if (const auto* e = book.find_exercise(name)) return *e;
+  // A chapter where one exercise is meant (cdplab hint 01-fundamentals): name its exercises.
+  if (const auto* chapter = book.find_chapter(name)) {
+    std::string exercises;
+    for (const auto& e : chapter->exercises) exercises += (exercises.empty() ? "" : ", ") + e.id;
+    throw UsageError("'" + name + "' is a chapter; this command takes one of its exercises: " + exercises);
+  }
   std::ostringstream known;
   std::vector<std::string> names;
   for (const auto& chapter : book.chapters) {

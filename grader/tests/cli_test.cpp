@@ -268,6 +268,12 @@ TEST_CASE("cdplab refuses bad arguments with status 2 and a message") {
   const auto near = cdplab_cli({"hint", "child-grid"});
   CHECK(near.exit_code == 2);
   CHECK(near.output.find("did you mean 'child-grids'?") != std::string::npos);
+  // A chapter where an exercise is meant: its exercises, never the name just typed as a guess.
+  const auto chapter = cdplab_cli({"hint", "01-fundamentals"});
+  CHECK(chapter.exit_code == 2);
+  CHECK(chapter.output.find("'01-fundamentals' is a chapter") != std::string::npos);
+  CHECK(chapter.output.find("child-grids") != std::string::npos);
+  CHECK(chapter.output.find("did you mean '01-fundamentals'") == std::string::npos);
 
   // A class asking for more GPUs than it was given stops before building anything.
   make_submission("gpus-class/alice", {"child_grids.cu"});
