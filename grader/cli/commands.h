@@ -25,6 +25,7 @@ struct GradeArgs {
   bool process_per_check = false;       ///< no shared suite processes (grading/shared_process.h)
   bool no_sandbox = false;              ///< grade: build and run submissions outside the box (sandbox/)
   bool verbose = false;                 ///< terminal report: list passed items too (default: a count)
+  std::string visibility = "visible";   ///< Gradescope's visibility of the results (report::kGradescopeVisibilities)
 };
 
 /// Options of `cdplab grade` over a class folder (a folder of submission folders and archives).

@@ -33,20 +33,21 @@ namespace fs = std::filesystem;
 
 constexpr std::uint64_t kPracticeSeed = 20260101;  // the suites' own default (harness.h)
 
-std::string render(const grading::GradeReport& report, const std::string& format, bool color, bool verbose) {
+std::string render(const grading::GradeReport& report, const std::string& format, bool color, bool verbose,
+                   const std::string& visibility) {
   if (format == "terminal") return report::render_terminal(report, {color, verbose, report::terminal_width()});
   const auto text = [](const nlohmann::json& value) {
     return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   };
   if (format == "json") return text(report::to_json(report));
-  if (format == "gradescope") return text(report::to_gradescope(report));
+  if (format == "gradescope") return text(report::to_gradescope(report, visibility));
   if (format == "junit") return report::to_junit_xml(report);
   throw UsageError("unknown report format '" + format + "' (terminal, json, gradescope, junit)");
 }
 
 /// Terminal feedback on stdout, unless another format goes to stdout; that format to --output.
 void emit(const grading::GradeReport& report, const GradeArgs& args, const Context& ctx) {
-  const std::string text = render(report, args.format, ctx.color && args.output.empty(), args.verbose);
+  const std::string text = render(report, args.format, ctx.color && args.output.empty(), args.verbose, args.visibility);
   if (args.output.empty()) {
     std::cout << text << std::flush;
     return;
@@ -204,13 +205,22 @@ fs::path class_folder(const std::string& folder) {
   return dir;
 }
 
-/// A class's submissions; none is a usage error.
-std::vector<batch::Submission> class_submissions(const fs::path& dir) {
+/// A class's submissions; none is a usage error, and so is a name given to --regrade that is no
+/// student's (a typo would otherwise regrade no one, silently).
+std::vector<batch::Submission> class_submissions(const fs::path& dir, const std::vector<std::string>& regrade = {}) {
   auto submissions = batch::find_submissions(dir);
   if (submissions.empty()) {
     throw UsageError(dir.string() + " holds no chapter folder (one submission is laid out like chapters/, e.g. " +
                      (dir / "01-fundamentals" / "child_grids.cu").string() +
                      ") and no submissions (a class: folders or .zip/.tar.gz archives, one per student)");
+  }
+  std::vector<std::string> names;
+  for (const auto& submission : submissions) names.push_back(submission.name);
+  for (const auto& name : regrade) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const std::string nearest = nearest_name(name, names);
+    throw UsageError("--regrade " + name + ": no student of " + dir.string() + " is named so" +
+                     (nearest.empty() ? "" : "; did you mean '" + nearest + "'?"));
   }
   return submissions;
 }
@@ -266,6 +276,7 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
   options.force = class_args.force;
   options.keep_work = class_args.keep_work;
   options.regrade = class_args.regrade;
+  options.visibility = args.visibility;
   options.grade.check_seconds = build_config::kCheckSeconds;
   if (args.sanitize) options.grade.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
   options.grade.memcheck_program = sanitizer::find_sanitizer(build_config::kNvcc);
@@ -304,7 +315,7 @@ bool holds_report(const fs::path& file, const grading::GradeReport& report) {
 /// A whole class: every submission of `dir`, then the gradebook and the summary.
 int grade_class(Context& ctx, const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args,
                 const std::optional<sandbox::Kit>& box) {
-  const auto submissions = class_submissions(dir);
+  const auto submissions = class_submissions(dir, class_args.regrade);
   batch::BatchOptions options = class_options(dir, args, class_args);
   options.sandbox = box;
   fs::create_directories(options.out_dir);
@@ -403,7 +414,7 @@ class SlurmProgress {
 /// for the jobs and prints the class summary.
 int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args,
                           const slurm::Request& request) {
-  const auto submissions = class_submissions(dir);
+  const auto submissions = class_submissions(dir, class_args.regrade);
   const batch::BatchOptions options = class_options(dir, args, class_args);
   select_exercises(ctx.book, args.names);  // unknown names fail here, not in every task
   slurm::check_resources(request.resources);
@@ -428,6 +439,7 @@ int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& ar
   command.no_sandbox = args.no_sandbox;
   command.force = options.force;
   command.keep_work = options.keep_work;
+  command.visibility = options.visibility;
   command.regrade = options.regrade;
   command.build_jobs = ctx.toolchain.jobs;
   const slurm::Tools tools;

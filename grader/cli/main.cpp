@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 16));
   grade->add_flag("--force", class_args.force, "a class: grade everyone again (default: keep finished results)");
   grade->add_option("--regrade", class_args.regrade, "a class: grade these students again");
+  grade->add_option("--gradescope-visibility", grade_args.visibility,
+                    "visibility of the Gradescope results: visible (default), hidden, after_due_date, after_published")
+      ->check(CLI::IsMember({"visible", "hidden", "after_due_date", "after_published"}));
   grade->add_flag("--keep-work", class_args.keep_work,
                   "a class: keep every student's build tree in <out>/work (default: only the copy of the "
                   "submission's files is kept once the student is graded)");

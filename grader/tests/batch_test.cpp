@@ -401,7 +401,7 @@ TEST_CASE("batch archives: links, special files, bombs and too many members are 
 
 // ---- class reports ----------------------------------------------------------------------------
 
-TEST_CASE("batch gradebook escapes fields, lists the maximum first and keeps the columns in order") {
+TEST_CASE("batch gradebook escapes fields, puts the maxima in the headings and keeps the columns in order") {
   const std::vector<report::ClassRow> rows = {
       {"Smith, Jane", report_of({exercise("b", {item(ItemKind::check, "x", Outcome::passed, 2, 2)})})},
       {"O\"Brien", report_of({exercise("a", {item(ItemKind::check, "y", Outcome::failed, 0, 3)}),
@@ -409,12 +409,11 @@ TEST_CASE("batch gradebook escapes fields, lists the maximum first and keeps the
       {"skipper", report_of({exercise("a", {item(ItemKind::check, "y", Outcome::skipped, 0, 3)})})},
   };
   const auto lines = csv_lines(report::to_gradebook_csv(rows));
-  REQUIRE(lines.size() == 5);
-  CHECK(lines[0] == "student,09-sample/b,09-sample/a,total,max,complete");  // in the order first seen
-  CHECK(lines[1] == "(maximum),2,3,5,5,");
-  CHECK(lines[2] == "\"Smith, Jane\",2,,2,2,yes");  // no column a: an empty cell
-  CHECK(lines[3] == "\"O\"\"Brien\",1.5,0,1.5,5,yes");
-  CHECK(lines[4] == "skipper,,0,0,3,no");
+  REQUIRE(lines.size() == 4);  // one row per student, nothing else
+  CHECK(lines[0] == "student,09-sample/b (max 2),09-sample/a (max 3),total,max,complete");  // in the order first seen
+  CHECK(lines[1] == "\"Smith, Jane\",2,,2,2,yes");  // no column a: an empty cell
+  CHECK(lines[2] == "\"O\"\"Brien\",1.5,0,1.5,5,yes");
+  CHECK(lines[3] == "skipper,,0,0,3,no");
 }
 
 TEST_CASE("batch feedback pages keep hostile feedback inert") {
@@ -539,8 +538,8 @@ TEST_CASE("batch grade_class grades quizzes without building and keeps results o
   }
   CHECK_FALSE(fs::exists(options.out_dir / "work" / "alice" / "build"));
   const auto lines = csv_lines(files::read_text(options.out_dir / "gradebook.csv"));
-  CHECK(lines == std::vector<std::string>{"student,09-sample/quiz,total,max,complete", "(maximum),3,3,3,",
-                                          "alice,3,3,3,yes", "bob,2,2,3,yes", "carol,0,0,3,yes"});
+  CHECK(lines == std::vector<std::string>{"student,09-sample/quiz (max 3),total,max,complete", "alice,3,3,3,yes",
+                                          "bob,2,2,3,yes", "carol,0,0,3,yes"});
   CHECK(contains(files::read_text(options.out_dir / "summary.md"), "- students graded: 3"));
 
   // alice changes her answers after grading: a rerun keeps her grade unless asked.
@@ -928,10 +927,10 @@ TEST_CASE("slurm cdplab grade --slurm submits, waits and prints the summary") {
   INFO(result.output);
   CHECK(result.exit_code == 0);
   const auto lines = csv_lines(files::read_text(out / "gradebook.csv"));
-  REQUIRE(lines.size() == 5);
-  CHECK(lines[2].rfind("alice,", 0) == 0);
-  CHECK(lines[3].rfind("bob,", 0) == 0);
-  CHECK(lines[4].rfind("carol,0,0,", 0) == 0);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[1].rfind("alice,", 0) == 0);
+  CHECK(lines[2].rfind("bob,", 0) == 0);
+  CHECK(lines[3].rfind("carol,0,0,", 0) == 0);
   CHECK(contains(result.output, "alice: graded"));
   CHECK(contains(result.output, "- students graded: 3"));
   CHECK(contains(files::read_text(out / "slurm/grade.sbatch"), "#SBATCH --partition=\"debug\""));

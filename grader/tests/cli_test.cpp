@@ -343,3 +343,17 @@ TEST_CASE("cdplab alone checks the first exercise not done, and says which") {
   CHECK((ran.output.find("the first exercise not done is") != std::string::npos ||
          ran.output.find("every exercise is done") != std::string::npos));
 }
+
+TEST_CASE("grade a class refuses a --regrade name that is no student's, with the nearest") {
+  const fs::path dir = kWork / "regrade-typo";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "class/carol/05-streams-and-pools");
+  fs::copy_file(kRoot / "chapters/05-streams-and-pools/quiz.toml", dir / "class/carol/05-streams-and-pools/quiz.toml");
+  const auto ran = cdplab_cli({"grade", (dir / "class").string(), "--out", (dir / "grades").string(), "--only",
+                               "streams-quiz", "--regrade", "carl"});
+  INFO(ran.output);
+  CHECK(ran.exit_code == 2);
+  CHECK(ran.output.find("--regrade carl: no student") != std::string::npos);
+  CHECK(ran.output.find("did you mean 'carol'?") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "grades" / "students"));  // nothing was graded
+}

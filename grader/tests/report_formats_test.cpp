@@ -576,14 +576,14 @@ TEST_CASE("report gradescope writes only documented fields") {
   const json j = report::to_gradescope(gpu_report());
   std::set<std::string> top;
   for (const auto& [key, value] : j.items()) top.insert(key);
-  CHECK(top == std::set<std::string>{"score", "execution_time", "output", "output_format", "tests"});
+  CHECK(top == std::set<std::string>{"score", "execution_time", "output", "output_format", "visibility", "tests"});
   CHECK(j.at("output_format") == "text");
   CHECK(j.at("execution_time") == 42);
   REQUIRE(j.at("tests").is_array());
   for (const auto& test : j.at("tests")) {
     std::set<std::string> keys;
     for (const auto& [key, value] : test.items()) keys.insert(key);
-    CHECK(keys == std::set<std::string>{"name", "score", "max_score", "status", "output", "number", "tags"});
+    CHECK(keys == std::set<std::string>{"name", "score", "max_score", "status", "output", "number", "tags", "visibility"});
     CHECK((test.at("status") == "passed" || test.at("status") == "failed"));
     CHECK(test.at("number").is_string());
     CHECK(test.at("tags").is_array());
@@ -799,4 +799,13 @@ TEST_CASE("report junit checker rejects broken XML") {
   CHECK_THROWS(parse_xml("<a/><b/>"));
   CHECK_THROWS(parse_xml("<a>\xFF</a>"));
   CHECK_NOTHROW(parse_xml("<?xml version=\"1.0\"?>\n<a x='1'><b>&lt;&#10;&#x41;</b></a>\n"));
+}
+
+TEST_CASE("gradescope results say their visibility, top level and per test") {
+  const json visible = report::to_gradescope(gpu_report());
+  CHECK(visible.at("visibility") == "visible");
+  const json hidden = report::to_gradescope(gpu_report(), "after_due_date");
+  CHECK(hidden.at("visibility") == "after_due_date");
+  REQUIRE_FALSE(hidden.at("tests").empty());
+  for (const auto& test : hidden.at("tests")) CHECK(test.at("visibility") == "after_due_date");
 }

@@ -187,7 +187,7 @@ std::optional<grading::GradeReport> kept_result(const fs::path& dir) {
 }
 
 void write_student_files(const fs::path& dir, const std::string& student, const grading::GradeReport& report,
-                         const std::map<std::string, std::string>& svgs) {
+                         const std::map<std::string, std::string>& svgs, const std::string& visibility) {
   fs::create_directories(dir);
   write_file(dir / "student.txt", student);
   report::Pictures pictures;
@@ -195,7 +195,7 @@ void write_student_files(const fs::path& dir, const std::string& student, const 
     write_file(dir / picture_file(key), svg);
     pictures[key] = picture_file(key);
   }
-  write_file(dir / "results.json", json_text(report::to_gradescope(report)));
+  write_file(dir / "results.json", json_text(report::to_gradescope(report, visibility)));
   write_file(dir / "junit.xml", report::to_junit_xml(report));
   write_file(dir / "feedback.md", report::to_feedback_markdown(report, student, pictures));
   write_file(dir / "feedback.html", report::to_feedback_html(report, student, pictures));
@@ -312,6 +312,7 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
     }
     const fs::path work = options.out_dir / "work" / folder;
     auto start = Clock::now();
+    const auto student_start = start;
     const CleanCopy copy = make_clean_copy(submission, exercises, book, work);
     grading::GradeReport report;
     std::map<std::string, std::string> svgs;
@@ -383,7 +384,9 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
     if (report.started_at.empty()) report.started_at = start_stamp();
     report.tool_version = options.tool_version;
     report.notes = copy.notes;
-    write_student_files(student_dir, submission.name, report, svgs);
+    // Gradescope's execution time is the student's whole grading, its build included.
+    report.seconds = since(student_start);
+    write_student_files(student_dir, submission.name, report, svgs, options.visibility);
     if (!options.keep_work) remove_build_leftovers(work, copy.dir);
     result.report = report;  // only once its files are written: a student without them is not graded
     char line[160];

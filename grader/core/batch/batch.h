@@ -33,6 +33,7 @@ namespace cdplab::batch {
 
 struct BatchOptions {
   std::filesystem::path out_dir;        ///< where results go (see the file comment)
+  std::string visibility = "visible";   ///< Gradescope's visibility of each student's results.json
   int parallel = 2;                     ///< submissions prepared and built at the same time
   int gpus = 1;                         ///< GPUs the checks run on
   /// Submissions whose checks run on one GPU at the same time; their speed checks, the suites that
@@ -87,7 +88,8 @@ std::vector<report::ClassRow> write_class_reports(const std::filesystem::path& o
 /// junit.xml, feedback.md/.html and the pictures) into `dir`, and the digest of its result.json
 /// beside the class's results (kept_result_digest). `svgs` maps "chapter/stem" to an SVG document.
 void write_student_files(const std::filesystem::path& dir, const std::string& student,
-                         const grading::GradeReport& report, const std::map<std::string, std::string>& svgs);
+                         const grading::GradeReport& report, const std::map<std::string, std::string>& svgs,
+                         const std::string& visibility = "visible");
 
 /// The result a run of the class grader kept for a student whose folder is `dir`
 /// (students/<folder>), when the grader wrote it: its result.json matches the digest the grader

@@ -193,6 +193,7 @@ std::string array_script(const Command& command, const Resources& resources, con
   if (command.process_per_check) mode += " --process-per-check";
   if (command.no_sandbox) mode += " --no-sandbox";
   if (command.keep_work) mode += " --keep-work";
+  if (command.visibility != "visible") mode += " --gradescope-visibility " + command.visibility;  // one of four words
   // Build with the CPUs Slurm gave the task, unless cdplab -j said otherwise.
   const std::string jobs = command.build_jobs > 0 ? std::to_string(command.build_jobs) : "\"${SLURM_CPUS_PER_TASK:-1}\"";
   out += cdplab_line(command, jobs, mode) + "\n";

@@ -76,6 +76,7 @@ struct Command {
   bool process_per_check = false;   ///< --process-per-check
   bool no_sandbox = false;          ///< --no-sandbox
   bool keep_work = false;           ///< --keep-work
+  std::string visibility = "visible";  ///< --gradescope-visibility
   int build_jobs = 0;               ///< cdplab -j; 0: the CPUs Slurm gave the task
 };
 

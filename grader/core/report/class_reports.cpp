@@ -186,17 +186,11 @@ std::string to_gradebook_csv(const std::vector<ClassRow>& rows) {
       column_max[key] = std::max(column_max[key], e.max_points());
     }
   }
+  // One row per student and nothing else: each column's maximum is in its heading.
   std::ostringstream out;
   out << "student";
-  for (const auto& c : columns) out << "," << csv_field(c);
+  for (const auto& c : columns) out << "," << csv_field(c + " (max " + text::format_points(column_max[c]) + ")");
   out << ",total,max,complete\r\n";
-  out << csv_field("(maximum)");
-  double all = 0;
-  for (const auto& c : columns) {
-    out << "," << text::format_points(column_max[c]);
-    all += column_max[c];
-  }
-  out << "," << text::format_points(all) << "," << text::format_points(all) << ",\r\n";
   for (const auto& row : rows) {
     std::map<std::string, double> points;
     for (const auto& e : row.report.exercises) points[exercise_key(e)] = e.points();

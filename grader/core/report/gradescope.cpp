@@ -1,6 +1,7 @@
 // Gradescope's autograder results.json. Only fields of Gradescope's published specification
 // ("Autograder Specifications", output format) are written: top level score, execution_time,
-// output, output_format, tests; per test name, score, max_score, status, output, number, tags.
+// output, output_format, visibility, tests; per test name, score, max_score, status, output,
+// number, tags, visibility.
 #include "report/report.h"
 #include "report/text.h"
 
@@ -75,7 +76,7 @@ std::string overall_output(const GradeReport& report) {
 
 }  // namespace
 
-json to_gradescope(const GradeReport& report) {
+json to_gradescope(const GradeReport& report, const std::string& visibility) {
   json tests = json::array();
   double score = 0;
   for (std::size_t e = 0; e < report.exercises.size(); ++e) {
@@ -87,11 +88,13 @@ json to_gradescope(const GradeReport& report) {
       score += tests.back()["score"].get<double>();
     }
   }
+  for (auto& test : tests) test["visibility"] = visibility;
   return {
       {"score", score},
       {"execution_time", std::lround(report.seconds)},
       {"output", overall_output(report)},
       {"output_format", "text"},
+      {"visibility", visibility},
       {"tests", tests},
   };
 }

@@ -46,7 +46,10 @@ grading::GradeReport from_json(const nlohmann::json& json);
 /// Gradescope's autograder results.json, documented fields only. Every item is one test
 /// ("number" "exercise.item"); an exercise's problem is one more failed test worth 0 points;
 /// a skipped item is reported failed with score 0, never passed.
-nlohmann::json to_gradescope(const grading::GradeReport& report);
+/// Gradescope's `visibility` of the results and of each test: "visible" (default), "hidden",
+/// "after_due_date" or "after_published".
+inline const char* const kGradescopeVisibilities[] = {"visible", "hidden", "after_due_date", "after_published"};
+nlohmann::json to_gradescope(const grading::GradeReport& report, const std::string& visibility = "visible");
 
 /// JUnit XML: one <testsuite> per exercise ("chapter/stem") with the run's seed and device as
 /// properties, one <testcase> per item, and an exercise's problem as an <error> in a testcase

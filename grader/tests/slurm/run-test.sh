@@ -75,10 +75,12 @@ book="$out/gradebook.csv"
 [ -f "$book" ] || fail "no gradebook"
 
 # The quiz column: alice every point, bob all but the one for pool-overflow (1 point), o'hara none.
-quiz_col="$(head -1 "$book" | tr ',' '\n' | grep -nxF "$quiz_dir/quiz" | cut -d: -f1)"
-grids_col="$(head -1 "$book" | tr ',' '\n' | grep -nxF "01-fundamentals/child_grids" | cut -d: -f1)"
+# Each heading carries its column's maximum: "05-streams-and-pools/quiz (max 8)".
+headings="$(head -1 "$book" | tr -d '\r' | tr ',' '\n')"
+quiz_col="$(printf '%s\n' "$headings" | grep -n "^$quiz_dir/quiz (max [0-9.]*)\$" | cut -d: -f1)"
+grids_col="$(printf '%s\n' "$headings" | grep -n "^01-fundamentals/child_grids (max [0-9.]*)\$" | cut -d: -f1)"
 [ -n "$quiz_col" ] && [ -n "$grids_col" ] || fail "the gradebook has no quiz or child_grids column: $(head -1 "$book")"
-quiz_max="$(column "$book" "(maximum)" "$quiz_col")"
+quiz_max="$(printf '%s\n' "$headings" | sed -n "${quiz_col}p" | sed 's/.*(max \([0-9.]*\))$/\1/')"
 [ "${quiz_max:-0}" -gt 1 ] || fail "the quiz is worth '$quiz_max' points"
 [ "$(column "$book" alice "$quiz_col")" = "$quiz_max" ] || fail "alice's quiz is not $quiz_max/$quiz_max"
 [ "$(column "$book" bob "$quiz_col")" = "$((quiz_max - 1))" ] || fail "bob's quiz is not $((quiz_max - 1))"
