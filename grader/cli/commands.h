@@ -37,6 +37,12 @@ struct ClassArgs {
   bool force = false;                   ///< grade everyone again
   std::vector<std::string> regrade;     ///< grade these students again
   bool keep_work = false;               ///< keep every student's build tree in work/
+  // The gradebook's policy (batch/class_policy.h), kept in the results folder; unset: as kept.
+  std::string roster;                   ///< a roster CSV to keep; "none" forgets the kept one
+  std::string due;                      ///< the due date (ISO 8601); "none" forgets it
+  std::optional<double> late_penalty;   ///< percent of the total per day late
+  std::optional<int> late_limit;        ///< days late after which nothing counts; -1 forgets it
+  std::string assignment;               ///< the grade column of the Canvas and Moodle exports
 };
 
 int run_list(Context& ctx);

@@ -9,6 +9,7 @@
 #include "report/text.h"
 
 #include "batch/batch.h"
+#include "batch/class_policy.h"
 #include "batch/slurm.h"
 #include "grading/grade.h"
 #include "sandbox/submission.h"
@@ -287,9 +288,66 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
   return options;
 }
 
+bool gradebook_options_given(const ClassArgs& class_args) {
+  return !class_args.roster.empty() || !class_args.due.empty() || class_args.late_penalty || class_args.late_limit ||
+         !class_args.assignment.empty();
+}
+
+/// Keeps the gradebook options given (the roster, the due date, the late policy) in the results
+/// folder, beside what earlier runs kept (batch/class_policy.h). Each is checked first: a roster
+/// that cannot be read or a date that is not one stops grade before anything is built.
+void keep_class_policy(const fs::path& out_dir, const ClassArgs& class_args) {
+  if (!gradebook_options_given(class_args)) return;
+  batch::ClassPolicy policy;
+  try {
+    policy = batch::read_policy(out_dir);
+  } catch (const std::exception& error) {
+    std::cerr << "cdplab: " << error.what() << "; starting from the defaults\n";
+  }
+  if (class_args.due == "none") {
+    policy.late.due.reset();
+  } else if (!class_args.due.empty()) {
+    policy.late.due = batch::parse_time(class_args.due, true);
+    if (!policy.late.due)
+      throw UsageError("--due " + class_args.due + ": not a date; write 2026-12-01 (its end), 2026-12-01T23:59 (local "
+                       "time), or with a zone 2026-12-01T22:59Z or 2026-12-01T23:59+01:00");
+  }
+  if (class_args.late_penalty) policy.late.percent_per_day = *class_args.late_penalty;
+  if (class_args.late_limit) {
+    if (*class_args.late_limit < 0) policy.late.limit_days.reset();
+    else policy.late.limit_days = *class_args.late_limit;
+  }
+  if (!class_args.assignment.empty()) policy.assignment = class_args.assignment;
+  std::string roster_text;
+  if (!class_args.roster.empty() && class_args.roster != "none") {
+    if (!fs::is_regular_file(class_args.roster)) throw UsageError("--roster " + class_args.roster + ": no such file");
+    roster_text = read_text(class_args.roster);
+    try {
+      const auto roster = batch::read_roster(roster_text);
+      std::cerr << "cdplab: roster of " << roster.entries.size() << " students kept in "
+                << batch::roster_file(out_dir).string() << "\n";
+    } catch (const std::exception& error) {
+      throw UsageError("--roster " + class_args.roster + ": " + error.what());
+    }
+  }
+  fs::create_directories(out_dir);
+  batch::write_policy(out_dir, policy);
+  if (class_args.roster == "none") fs::remove(batch::roster_file(out_dir));
+  else if (!class_args.roster.empty()) files::write_whole(batch::roster_file(out_dir), roster_text);
+  if (policy.late.due)
+    std::cerr << "cdplab: due " << batch::utc_stamp(*policy.late.due) << ", late penalty "
+              << report::text::format_points(policy.late.percent_per_day) << " % a day"
+              << (policy.late.limit_days ? ", nothing after " + std::to_string(*policy.late.limit_days) + " days" : "")
+              << "\n";
+}
+
 /// What the local and the Slurm runs print at the end: the summary and where the files are.
 void print_class_summary(const std::vector<report::ClassRow>& rows, const fs::path& out_dir) {
-  std::cout << report::to_class_summary(rows) << "\ngradebook: " << (out_dir / "gradebook.csv").string()
+  std::cout << report::to_class_summary(rows) << "\ngradebook: " << (out_dir / "gradebook.csv").string();
+  if (fs::exists(out_dir / "gradebook-canvas.csv"))
+    std::cout << "\nfor Canvas and Moodle: " << (out_dir / "gradebook-canvas.csv").string() << ", "
+              << (out_dir / "gradebook-moodle.csv").string();
+  std::cout << "\nsummary with each exercise's spread: " << (out_dir / "summary.md").string()
             << "\nfeedback: " << (out_dir / "students").string() << "/<student>/feedback.html\n";
 }
 
@@ -319,6 +377,7 @@ int grade_class(Context& ctx, const fs::path& dir, const GradeArgs& args, const 
   batch::BatchOptions options = class_options(dir, args, class_args);
   options.sandbox = box;
   fs::create_directories(options.out_dir);
+  keep_class_policy(options.out_dir, class_args);
   std::cerr << "cdplab: grading " << submissions.size() << " submissions of " << dir.string() << " into "
             << options.out_dir.string() << "\n";
   const auto exercises = select_exercises(ctx.book, args.names);
@@ -416,12 +475,14 @@ int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& ar
                           const slurm::Request& request) {
   const auto submissions = class_submissions(dir, class_args.regrade);
   const batch::BatchOptions options = class_options(dir, args, class_args);
-  select_exercises(ctx.book, args.names);  // unknown names fail here, not in every task
+  const auto exercises = select_exercises(ctx.book, args.names);  // unknown names fail here, not in every task
   slurm::check_resources(request.resources);
   fs::create_directories(options.out_dir);
+  keep_class_policy(options.out_dir, class_args);
   const slurm::Layout layout(options.out_dir);
 
-  const auto tasks = slurm::tasks_to_grade(submissions, options.out_dir, options.force, options.regrade);
+  const auto tasks = slurm::tasks_to_grade(submissions, options.out_dir, options.force, options.regrade,
+                                           exercises);
   if (tasks.empty()) {
     std::cerr << "cdplab: every submission of " << dir.string() << " was graded before; nothing to submit "
               << "(--force grades everyone again, --regrade NAME one student)\n";
@@ -496,6 +557,9 @@ int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& ar
 int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args) {
   const fs::path dir = class_folder(folder);
   const bool one_submission = batch::is_submission_folder(dir, ctx.book);
+  if (one_submission && gradebook_options_given(class_args))
+    throw UsageError("--roster, --due, --late-penalty, --late-limit and --assignment write a class's gradebook; " +
+                     dir.string() + " is one submission");
   const auto exercises = select_exercises(ctx.book, args.names);  // a wrong name stops here, before any build
   const auto box = grading_sandbox(ctx, args, exercises);         // and a box that cannot start
   use_grading_kit(ctx, args.quiet, box.has_value());

@@ -73,6 +73,26 @@ int main(int argc, char** argv) {
   grade->add_option("--gradescope-visibility", grade_args.visibility,
                     "visibility of the Gradescope results: visible (default), hidden, after_due_date, after_published")
       ->check(CLI::IsMember({"visible", "hidden", "after_due_date", "after_published"}));
+  const std::string gradebook_group = "Gradebook (a class; docs/grading-a-class.md, \"The gradebook\")";
+  grade->add_option("--roster", class_args.roster,
+                    "a class: a CSV of the students (columns student, id, name, login, email, section, submitted); "
+                    "kept with the results, \"none\" forgets it")
+      ->group(gradebook_group);
+  grade->add_option("--due", class_args.due,
+                    "a class: the due date, e.g. 2026-12-01T23:59 (local time) or 2026-12-01T22:59Z; kept, \"none\" "
+                    "forgets it")
+      ->group(gradebook_group);
+  grade->add_option("--late-penalty", class_args.late_penalty,
+                    "a class: percent of the total taken off per day late, a started day counting whole (default 0)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->group(gradebook_group);
+  grade->add_option("--late-limit", class_args.late_limit,
+                    "a class: days late after which a submission gets no points (-1: no limit)")
+      ->check(CLI::Range(-1, 3650))
+      ->group(gradebook_group);
+  grade->add_option("--assignment", class_args.assignment,
+                    "a class: the assignment's name in the Canvas and Moodle exports (default cdp-lab)")
+      ->group(gradebook_group);
   grade->add_flag("--keep-work", class_args.keep_work,
                   "a class: keep every student's build tree in <out>/work (default: only the copy of the "
                   "submission's files is kept once the student is graded)");

@@ -9,6 +9,7 @@
 #include "files/files.h"
 #include "process/process.h"
 #include "report/report.h"
+#include "class_fixtures.h"
 #include "test_folders.h"
 
 #include <doctest/doctest.h>
@@ -34,6 +35,7 @@ using grading::GradeReport;
 using grading::Item;
 using grading::ItemKind;
 using grading::Outcome;
+using namespace cdplab::testing;
 
 namespace {
 
@@ -101,77 +103,6 @@ bool any_contains(const std::vector<std::string>& lines, const std::string& part
   return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return contains(l, part); });
 }
 
-/// A workbook of one chapter, built by hand: a program exercise and a quiz of 3 points.
-manifest::Workbook sample_book() {
-  manifest::Exercise code;
-  code.chapter = "09-sample";
-  code.id = "sample-kernel";
-  code.file = "sample.cu";
-  code.stem = "sample";
-  code.title = "A sample kernel";
-  code.checks = {{"runs", 2}};
-  manifest::Exercise quiz;
-  quiz.chapter = "09-sample";
-  quiz.id = "sample-quiz";
-  quiz.file = "quiz.toml";
-  quiz.stem = "quiz";
-  quiz.title = "A sample quiz";
-  quiz.questions = {{"grids", "How many grids?", {"1024"}, "one per thread", 2},
-                    {"wait", "Does the parent wait?", {"no"}, "", 1}};
-  manifest::Chapter chapter;
-  chapter.id = "09-sample";
-  chapter.title = "Sample";
-  chapter.exercises = {code, quiz};
-  manifest::Workbook book;
-  book.chapters = {chapter};
-  return book;
-}
-
-const char* const kRightAnswers = "[answers]\ngrids = \"1024\"\nwait = \"no\"\n";
-const char* const kOneWrong = "[answers]\ngrids = \"1024\"\nwait = \"yes\"\n";
-
-// ---- reports built by hand -------------------------------------------------------------------
-
-Item item(ItemKind kind, const std::string& name, Outcome outcome, double points, double max_points,
-          const std::string& feedback = "") {
-  Item i;
-  i.kind = kind;
-  i.name = name;
-  i.outcome = outcome;
-  i.points = points;
-  i.max_points = max_points;
-  i.feedback = feedback;
-  return i;
-}
-
-ExerciseResult exercise(const std::string& stem, std::vector<Item> items) {
-  ExerciseResult e;
-  e.chapter = "09-sample";
-  e.id = stem;
-  e.title = "Exercise " + stem;
-  e.file = "09-sample/" + stem + ".cu";
-  e.hint = "Read the lesson again.";
-  e.items = std::move(items);
-  return e;
-}
-
-GradeReport report_of(std::vector<ExerciseResult> exercises) {
-  GradeReport r;
-  r.exercises = std::move(exercises);
-  return r;
-}
-
-std::vector<std::string> csv_lines(const std::string& csv) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos < csv.size()) {
-    const std::size_t end = csv.find("\r\n", pos);
-    REQUIRE_MESSAGE(end != std::string::npos, "a CSV line without CRLF: ", csv.substr(pos));
-    out.push_back(csv.substr(pos, end - pos));
-    pos = end + 2;
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -410,10 +341,10 @@ TEST_CASE("batch gradebook escapes fields, puts the maxima in the headings and k
   };
   const auto lines = csv_lines(report::to_gradebook_csv(rows));
   REQUIRE(lines.size() == 4);  // one row per student, nothing else
-  CHECK(lines[0] == "student,09-sample/b (max 2),09-sample/a (max 3),total,max,complete");  // in the order first seen
-  CHECK(lines[1] == "\"Smith, Jane\",2,,2,2,yes");  // no column a: an empty cell
-  CHECK(lines[2] == "\"O\"\"Brien\",1.5,0,1.5,5,yes");
-  CHECK(lines[3] == "skipper,,0,0,3,no");
+  CHECK(lines[0] == "student,09-sample/b (max 2),09-sample/a (max 3),total,max,status");  // in the order first seen
+  CHECK(lines[1] == "\"Smith, Jane\",2,,2,2,partial");  // no column a: an empty cell, graded on part
+  CHECK(lines[2] == "\"O\"\"Brien\",1.5,0,1.5,5,final");
+  CHECK(lines[3] == "skipper,,0,0,3,partial");
 }
 
 TEST_CASE("batch feedback pages keep hostile feedback inert") {
@@ -538,8 +469,8 @@ TEST_CASE("batch grade_class grades quizzes without building and keeps results o
   }
   CHECK_FALSE(fs::exists(options.out_dir / "work" / "alice" / "build"));
   const auto lines = csv_lines(files::read_text(options.out_dir / "gradebook.csv"));
-  CHECK(lines == std::vector<std::string>{"student,09-sample/quiz (max 3),total,max,complete", "alice,3,3,3,yes",
-                                          "bob,2,2,3,yes", "carol,0,0,3,yes"});
+  CHECK(lines == std::vector<std::string>{"student,09-sample/quiz (max 3),total,max,status", "alice,3,3,3,final",
+                                          "bob,2,2,3,final", "carol,0,0,3,final"});
   CHECK(contains(files::read_text(options.out_dir / "summary.md"), "- students graded: 3"));
 
   // alice changes her answers after grading: a rerun keeps her grade unless asked.
@@ -561,7 +492,7 @@ TEST_CASE("batch grade_class grades quizzes without building and keeps results o
   options.force = true;
   results = grade();
   for (const auto& r : results) CHECK_FALSE(r.reused);
-  CHECK(contains(files::read_text(options.out_dir / "gradebook.csv"), "alice,2,2,3,yes"));
+  CHECK(contains(files::read_text(options.out_dir / "gradebook.csv"), "alice,2,2,3,final"));
 }
 
 // ---- Slurm: the pieces ---------------------------------------------------------------------------
@@ -714,9 +645,9 @@ TEST_CASE("slurm tasks_to_grade skips finished students unless asked, and done m
   write(out / "students/bob/result.json", "{}");
   const std::vector<Submission> submissions = {{"alice", "/c/alice", false}, {"bob", "/c/bob", false},
                                                {"carol", "/c/carol", false}};
-  CHECK(tasks_to_grade(submissions, out, false, {}) == std::vector<std::size_t>{1});
-  CHECK(tasks_to_grade(submissions, out, false, {"carol"}) == std::vector<std::size_t>{1, 2});
-  CHECK(tasks_to_grade(submissions, out, true, {}) == std::vector<std::size_t>{0, 1, 2});
+  CHECK(tasks_to_grade(submissions, out, false, {}, {}) == std::vector<std::size_t>{1});
+  CHECK(tasks_to_grade(submissions, out, false, {"carol"}, {}) == std::vector<std::size_t>{1, 2});
+  CHECK(tasks_to_grade(submissions, out, true, {}, {}) == std::vector<std::size_t>{0, 1, 2});
 
   const Layout layout(out);
   CHECK_FALSE(done_summary(layout, 1));
@@ -942,10 +873,16 @@ TEST_CASE("slurm cdplab grade --slurm submits, waits and prints the summary") {
   CHECK(bob.points() == alice.max_points() - 1);
 
   // Everyone graded: a rerun submits nothing and prints the summary again.
-  const auto again = cdplab_cli({"grade", class_dir.string(), "--slurm", "--out", out.string()}, env);
+  const auto again = cdplab_cli(
+      {"grade", class_dir.string(), "--slurm", "--out", out.string(), "--only", "streams-quiz"}, env);
   CHECK(again.exit_code == 0);
   CHECK(contains(again.output, "nothing to submit"));
   CHECK(contains(again.output, "- students graded: 3"));
+  // A whole grading never keeps those results of one exercise: everyone is submitted again.
+  const auto whole = cdplab_cli({"grade", class_dir.string(), "--slurm", "--out", out.string()}, env);
+  INFO(whole.output);
+  CHECK(contains(whole.output, "grades 3 of 3 submissions"));
+  CHECK_FALSE(contains(files::read_text(out / "gradebook.csv"), ",partial"));
 }
 
 TEST_CASE("slurm cdplab grade --slurm refuses what it cannot do with status 2") {

@@ -1,11 +1,13 @@
 #include "batch/batch.h"
 
+#include "batch/class_policy.h"
 #include "files/files.h"
 #include "process/process.h"
 #include "quiz/quiz.h"
 #include "rules/launch_graph.h"
 
 #include <algorithm>
+#include <set>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -25,19 +27,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-/// Writes a file whole or not at all: a reader never sees half of it.
-void write_file(const fs::path& path, const std::string& text) {
-  // A name of this process and thread: grading tasks of one class may write the same file at once.
-  static std::atomic<unsigned> serial{0};
-  const fs::path partial = path.string() + ".partial-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
-  {
-    std::ofstream out(partial, std::ios::binary);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + path.string());
-  }
-  fs::rename(partial, path);
-}
 
 /// "01-fundamentals/child_grids" -> "01-fundamentals.child_grids.svg"
 std::string picture_file(const std::string& key) {
@@ -172,6 +161,13 @@ fs::path digest_file(const fs::path& student_dir) {
 
 }  // namespace
 
+bool grades_all_of(const grading::GradeReport& report, const std::vector<const manifest::Exercise*>& exercises) {
+  std::set<std::pair<std::string, std::string>> kept;
+  for (const auto& e : report.exercises) kept.emplace(e.chapter, e.id);
+  return std::all_of(exercises.begin(), exercises.end(),
+                     [&](const manifest::Exercise* e) { return kept.count({e->chapter, e->id}) > 0; });
+}
+
 std::optional<grading::GradeReport> kept_result(const fs::path& dir) {
   std::error_code error;
   const fs::path result = dir / "result.json";
@@ -189,24 +185,27 @@ std::optional<grading::GradeReport> kept_result(const fs::path& dir) {
 void write_student_files(const fs::path& dir, const std::string& student, const grading::GradeReport& report,
                          const std::map<std::string, std::string>& svgs, const std::string& visibility) {
   fs::create_directories(dir);
-  write_file(dir / "student.txt", student);
+  files::write_whole(dir / "student.txt", student);
   report::Pictures pictures;
   for (const auto& [key, svg] : svgs) {
-    write_file(dir / picture_file(key), svg);
+    files::write_whole(dir / picture_file(key), svg);
     pictures[key] = picture_file(key);
   }
-  write_file(dir / "results.json", json_text(report::to_gradescope(report, visibility)));
-  write_file(dir / "junit.xml", report::to_junit_xml(report));
-  write_file(dir / "feedback.md", report::to_feedback_markdown(report, student, pictures));
-  write_file(dir / "feedback.html", report::to_feedback_html(report, student, pictures));
+  files::write_whole(dir / "results.json", json_text(report::to_gradescope(report, visibility)));
+  files::write_whole(dir / "junit.xml", report::to_junit_xml(report));
+  files::write_whole(dir / "feedback.md", report::to_feedback_markdown(report, student, pictures));
+  files::write_whole(dir / "feedback.html", report::to_feedback_html(report, student, pictures));
   const std::string result = json_text(report::to_json(report));
   fs::create_directories(digest_file(dir).parent_path());
-  write_file(digest_file(dir), digest(result) + "\n");
-  write_file(dir / "result.json", result);  // last: it marks the student done
+  files::write_whole(digest_file(dir), digest(result) + "\n");
+  files::write_whole(dir / "result.json", result);  // last: it marks the student done
 }
 
 std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
                                                   const std::function<void(const std::string&)>& log) {
+  const auto say = [&](const std::string& line) {
+    if (log) log(line);
+  };
   std::vector<report::ClassRow> rows;
   const fs::path students = out_dir / "students";
   if (fs::is_directory(students)) {
@@ -221,14 +220,84 @@ std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
         std::error_code missing;
         const std::string name = fs::is_regular_file(dir / "student.txt", missing) ? files::read_text(dir / "student.txt")
                                                                                    : dir.filename().string();
-        rows.push_back({name, report::from_json(nlohmann::json::parse(files::read_text(file)))});
+        report::ClassRow row;
+        row.student = name;
+        row.report = report::from_json(nlohmann::json::parse(files::read_text(file)));
+        row.submitted_at = row.report.submitted_at;
+        rows.push_back(std::move(row));
       } catch (const std::exception& error) {
-        if (log) log(file.string() + " cannot be read (" + error.what() + "); left out of the gradebook");
+        say(file.string() + " cannot be read (" + error.what() + "); left out of the gradebook");
       }
     }
   }
-  write_file(out_dir / "gradebook.csv", report::to_gradebook_csv(rows));
-  write_file(out_dir / "summary.md", report::to_class_summary(rows));
+
+  // The roster and the late policy kept in the results folder (class_policy.h); a broken one
+  // leaves the gradebook without it, said once, rather than without a gradebook.
+  ClassPolicy policy;
+  std::optional<Roster> roster;
+  try {
+    policy = read_policy(out_dir);
+    roster = read_kept_roster(out_dir);
+  } catch (const std::exception& error) {
+    say(std::string(error.what()) + "; the gradebook is written without it");
+  }
+  if (roster) {
+    std::vector<std::string> unlisted;
+    for (auto& row : rows) {
+      const RosterEntry* entry = roster->find(row.student);
+      if (entry == nullptr) {
+        unlisted.push_back(row.student);
+        continue;
+      }
+      row.id = entry->id;
+      row.full_name = entry->name;
+      row.login = entry->login;
+      row.email = entry->email;
+      row.section = entry->section;
+      row.canvas_id = entry->canvas_id;
+      if (const auto when = parse_time(entry->submitted)) row.submitted_at = utc_stamp(*when);  // the platform's record
+    }
+    for (const auto& entry : roster->entries) {
+      if (std::any_of(rows.begin(), rows.end(), [&](const auto& row) { return row.student == entry.student; })) continue;
+      report::ClassRow row;
+      row.student = entry.student;
+      row.submitted = false;
+      row.id = entry.id;
+      row.full_name = entry.name;
+      row.login = entry.login;
+      row.email = entry.email;
+      row.section = entry.section;
+      row.canvas_id = entry.canvas_id;
+      rows.push_back(std::move(row));
+    }
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.student < b.student; });
+    if (!unlisted.empty()) {
+      std::string names;
+      for (const auto& name : unlisted) names += (names.empty() ? "" : ", ") + name;
+      say("not on the roster (no ID in the gradebook, left out of the platform exports' matching): " + names);
+    }
+  }
+  for (auto& row : rows) {
+    if (!row.submitted) continue;
+    const Lateness late = lateness(policy.late, row.submitted_at);
+    row.days_late = late.days;
+    row.late_share = late.share;
+    row.lateness_unknown = late.unknown;
+  }
+
+  files::write_whole(out_dir / "gradebook.csv",
+                     report::to_gradebook_csv(rows, {roster.has_value(), policy.late.due.has_value()}));
+  std::error_code ignored;
+  fs::create_directories(out_dir / "histograms", ignored);
+  for (const auto& [key, svg] : report::to_score_histograms(rows))
+    files::write_whole(out_dir / report::histogram_file(key), svg);
+  files::write_whole(out_dir / "summary.md", report::to_class_summary(rows, true));
+  // The platforms match students by ID: without a roster there is nothing to match by.
+  for (const char* name : {"gradebook-canvas.csv", "gradebook-moodle.csv"}) fs::remove(out_dir / name, ignored);
+  if (roster) {
+    files::write_whole(out_dir / "gradebook-canvas.csv", report::to_canvas_csv(rows, policy.assignment));
+    files::write_whole(out_dir / "gradebook-moodle.csv", report::to_moodle_csv(rows, policy.assignment));
+  }
   return rows;
 }
 
@@ -302,13 +371,17 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
     const bool asked = options.force || std::find(options.regrade.begin(), options.regrade.end(), submission.name) !=
                                             options.regrade.end();
     if (!asked && fs::exists(student_dir / "result.json")) {
-      if (auto kept = kept_result(student_dir)) {
+      auto kept = kept_result(student_dir);
+      if (kept && !grades_all_of(*kept, exercises)) {
+        say(submission.name + ": graded before on only some of these exercises (--only); grading again");
+      } else if (kept) {
         result.report = *kept;
         result.reused = true;
         say(submission.name + ": graded before (kept; --force grades again)");
         return;
+      } else {
+        say(submission.name + ": the earlier result is not the one the grader wrote, or cannot be read; grading again");
       }
-      say(submission.name + ": the earlier result is not the one the grader wrote, or cannot be read; grading again");
     }
     const fs::path work = options.out_dir / "work" / folder;
     auto start = Clock::now();
@@ -381,6 +454,7 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
       }
     }
     report.source = submission.source.string();
+    report.submitted_at = submission_time(submission.source, submission.archive);
     if (report.started_at.empty()) report.started_at = start_stamp();
     report.tool_version = options.tool_version;
     report.notes = copy.notes;

@@ -13,7 +13,12 @@
 ///   are deleted once the student's files are written: a regrade builds a fresh tree anyway, and a
 ///   class of two hundred would otherwise keep some 170 MB a student.
 ///
-/// A student whose result.json exists is not graded again unless asked (`force`, `regrade`).
+/// - `gradebook-canvas.csv` and `gradebook-moodle.csv` with a roster, `histograms/` (each
+///   exercise's spread of scores), and the class policy (batch/class_policy.h).
+///
+/// A student whose result.json exists is not graded again unless asked (`force`, `regrade`), or
+/// unless it lacks some exercise asked for now (grades_all_of): a result of an earlier `--only`
+/// run is never kept as a whole grade.
 #pragma once
 
 #include "batch/submissions.h"
@@ -97,6 +102,11 @@ void write_student_files(const std::filesystem::path& dir, const std::string& st
 /// for anything else (no result, no digest, another content, unreadable): that student is graded
 /// again.
 std::optional<grading::GradeReport> kept_result(const std::filesystem::path& dir);
+
+/// Whether `report` grades every one of `exercises`: a kept result of an earlier `--only` run
+/// lacks some of a whole grading's exercises, so the student is graded again rather than kept;
+/// a whole result kept through an `--only` run stays whole.
+bool grades_all_of(const grading::GradeReport& report, const std::vector<const manifest::Exercise*>& exercises);
 
 /// The launch graphs of a graded build tree as SVG documents ("chapter/stem" -> SVG), drawn
 /// with Graphviz (`dot`); exercises without PTX, and all of them when `dot` is missing, have none.

@@ -158,11 +158,13 @@ bool wait_for_jobs(const Tools& tools, const std::vector<std::string>& ids, doub
                    double poll_seconds,
                    const std::function<void(const std::vector<std::string>& queued)>& on_poll = {});
 
-/// The indices of the submissions that need grading: those without a result.json below
-/// `out_dir`, and all of those asked for (`force`, or named in `regrade`).
+/// The indices of the submissions that need grading: those without a result the grader kept
+/// below `out_dir` of every one of `exercises` (kept_result, grades_all_of), and all of those asked
+/// for (`force`, or named in `regrade`).
 std::vector<std::size_t> tasks_to_grade(const std::vector<Submission>& submissions,
                                         const std::filesystem::path& out_dir, bool force,
-                                        const std::vector<std::string>& regrade);
+                                        const std::vector<std::string>& regrade,
+                                        const std::vector<const manifest::Exercise*>& exercises);
 
 /// Two jobs in the queue: the array and the merge job that waits for it.
 struct Submitted {

@@ -145,6 +145,7 @@ json to_json(const GradeReport& report) {
       {"tool_version", text::valid_utf8(report.tool_version)},
       {"source", text::valid_utf8(report.source)},
       {"started_at", text::valid_utf8(report.started_at)},
+      {"submitted_at", text::valid_utf8(report.submitted_at)},
       {"seconds", report.seconds},
       {"phases", phases},
       {"seed", report.seed},
@@ -173,6 +174,7 @@ GradeReport from_json(const json& object) {
   report.tool_version = read_string(object, "tool_version", "");
   report.source = read_string(object, "source", "");
   report.started_at = read_string(object, "started_at", "");
+  report.submitted_at = read_string(object, "submitted_at", "");  // older reports have none: ""
   report.seconds = read_number(object, "seconds", "");
   report.seed = read_seed(object, "");
   report.device = read_string(object, "device", "");

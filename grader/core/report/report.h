@@ -69,20 +69,65 @@ std::string to_feedback_markdown(const grading::GradeReport& report, const std::
 std::string to_feedback_html(const grading::GradeReport& report, const std::string& student,
                              const Pictures& pictures = {});
 
-/// One student's row of a class: who, and the grade (or why there is none).
+/// One student's row of a class: who, the grade, and when it was handed in.
 struct ClassRow {
-  std::string student;
+  std::string student;            ///< the submission's name (its folder or archive)
   grading::GradeReport report;
+  bool submitted = true;          ///< false: on the roster, and no submission of theirs was graded
+  /// From the roster, where there is one (batch/class_policy.h); empty otherwise.
+  std::string id, full_name, login, email, section, canvas_id;
+  std::string submitted_at;       ///< ISO 8601: the roster's time, else the one the grader found
+  int days_late = 0;              ///< a started day counts as one
+  bool lateness_unknown = false;  ///< a due date, and no time to judge by
+  double late_share = 0;          ///< share of the points taken off for lateness, 0 to 1
+
+  double late_penalty() const { return report.points() * late_share; }
+  double final_points() const { return report.points() - late_penalty(); }
 };
 
-/// The gradebook as CSV (RFC 4180): a row per student, a column per exercise (its points), then
-/// the total, the maximum, and whether the grade is complete; the second row holds each column's
-/// maximum. Exercises are the union of those in the reports, in the order first seen.
-std::string to_gradebook_csv(const std::vector<ClassRow>& rows);
+/// What a gradebook shows beside the grades.
+struct GradebookColumns {
+  bool roster = false;  ///< the student's ID and name
+  bool due = false;     ///< when each submitted, days late, the late penalty and the final points
+};
 
-/// A class summary in Markdown: how many were graded, the spread of total scores (mean,
-/// median, lowest, highest, a histogram by tenths), each exercise's mean, the items that failed
-/// most often, and the students whose work could not be built or read.
-std::string to_class_summary(const std::vector<ClassRow>& rows);
+/// How a row's grade stands: "final"; "not final" (items skipped, e.g. no GPU); "partial" (graded
+/// on fewer exercises than the class: an earlier --only run); "no submission". `exercises`: the
+/// number of exercises of the class.
+std::string grade_status(const ClassRow& row, std::size_t exercises);
+
+/// The gradebook as CSV (RFC 4180): one row per student and nothing else; the student (with the
+/// roster's ID and name), a column per exercise (its points; the heading gives its maximum), the
+/// total and the maximum, with a due date the submission time, days late, penalty and final
+/// points, and the status (grade_status). Exercises are the union of those in the reports, in
+/// the order first seen.
+std::string to_gradebook_csv(const std::vector<ClassRow>& rows, const GradebookColumns& columns = {});
+
+/// The grades as Canvas's gradebook import reads them: Student, ID, SIS User ID, SIS Login ID,
+/// Section, then one column named `assignment`, with a "Points Possible" row. Only final grades
+/// are given (after any late penalty); a grade that is not final, partial or missing is an
+/// empty cell, which the import leaves as it is.
+std::string to_canvas_csv(const std::vector<ClassRow>& rows, const std::string& assignment);
+
+/// The grades as Moodle's grade import from CSV reads them (each column is mapped on import):
+/// ID number, Username, Email address, Full name, Student, and the `assignment` column; empty
+/// cells as for Canvas.
+std::string to_moodle_csv(const std::vector<ClassRow>& rows, const std::string& assignment);
+
+/// A class summary in Markdown: how many were graded (and, with a roster, who submitted nothing),
+/// what was not decided (skipped items count apart: each score is a share of the points that
+/// were decided), the spread of total scores, each exercise's mean, lateness, the items that
+/// failed most often, and the students whose work could not be built or read. With
+/// `histograms`, each exercise's row links its picture (histogram_file).
+std::string to_class_summary(const std::vector<ClassRow>& rows, bool histograms = false);
+
+/// Where an exercise's score histogram is kept, relative to the results folder:
+/// "histograms/01-fundamentals.child_grids.svg".
+std::string histogram_file(const std::string& exercise_key);
+
+/// The spread of each exercise's scores over the class as SVG documents, keyed by the
+/// exercise ("01-fundamentals/child_grids"): how many students scored in each tenth of its
+/// decided points. Students whose exercise was skipped entirely are left out.
+std::map<std::string, std::string> to_score_histograms(const std::vector<ClassRow>& rows);
 
 }  // namespace cdplab::report

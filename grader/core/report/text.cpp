@@ -196,6 +196,23 @@ std::string format_score(double points, double max_points) {
   return format_points(points) + "/" + format_points(max_points);
 }
 
+std::string percent(double points, double max_points) {
+  if (max_points <= 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f %%", 100.0 * points / max_points);
+  return text;
+}
+
+std::string markdown_cell(std::string_view raw) {
+  std::string out;
+  for (const char c : plain(raw)) {
+    if (c == '\n') out += ' ';
+    else if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out;
+}
+
 std::string item_label(const Item& item) {
   switch (item.kind) {
     case grading::ItemKind::rule: return "rule: " + item.name;

@@ -53,6 +53,12 @@ std::string format_points(double points);
 /// "3/5": points awarded against points possible.
 std::string format_score(double points, double max_points);
 
+/// "60 %": points against points possible, rounded to a whole percent; "-" when nothing was possible.
+std::string percent(double points, double max_points);
+
+/// Text for a Markdown table cell: clean (plain), one line, its '|' escaped.
+std::string markdown_cell(std::string_view raw);
+
 /// How an item is named in every report: the check's name, or "rule: " and the rule.
 std::string item_label(const grading::Item& item);
 

@@ -32,6 +32,13 @@ double ExerciseResult::max_points() const {
   return sum;
 }
 
+double ExerciseResult::decided_max_points() const {
+  double sum = 0;
+  for (const auto& item : items)
+    if (item.outcome != Outcome::skipped) sum += item.max_points;
+  return sum;
+}
+
 bool ExerciseResult::all_passed() const {
   if (!problem.empty() || items.empty()) return false;
   for (const auto& item : items)
@@ -48,6 +55,12 @@ double GradeReport::points() const {
 double GradeReport::max_points() const {
   double sum = 0;
   for (const auto& e : exercises) sum += e.max_points();
+  return sum;
+}
+
+double GradeReport::decided_max_points() const {
+  double sum = 0;
+  for (const auto& e : exercises) sum += e.decided_max_points();
   return sum;
 }
 

@@ -41,6 +41,7 @@ struct ExerciseResult {
 
   double points() const;
   double max_points() const;
+  double decided_max_points() const;  ///< the maximum of the items not skipped
   bool all_passed() const;  ///< every item passed
 };
 
@@ -51,6 +52,9 @@ struct GradeReport {
   std::string gpu_problem;   ///< why GPU checks were skipped; empty when a GPU was used
   std::uint64_t seed = 0;    ///< the seed the checks used
   std::string started_at;    ///< ISO 8601, UTC
+  /// When the work was handed in (ISO 8601, UTC), as the class grader found it
+  /// (batch::submission_time); empty when not known, and for one submission graded alone.
+  std::string submitted_at;
   double seconds = 0;        ///< wall time of the whole run
   /// Where that time went, phase by phase in the order they first ran ("building", "rules",
   /// "checks beside others", "waiting for the GPU", ...), in seconds.
@@ -61,6 +65,7 @@ struct GradeReport {
 
   double points() const;
   double max_points() const;
+  double decided_max_points() const;  ///< the maximum of the items not skipped
   int count(Outcome outcome) const;  ///< items with that outcome
   bool complete() const;             ///< nothing skipped: the grade is final
   bool has_failure() const;          ///< an item failed for certain (skipped ones aside)

@@ -94,7 +94,7 @@ awk -v a="$alice_grids" -v s="$(column "$book" "o'hara" "$grids_col")" 'BEGIN { 
 grep -q "file missing" "$out/students/bob/feedback.md" || fail "bob's feedback does not say child_grids.cu is missing"
 # Without a GPU the checks are skipped: the grades are not final and cdplab says so (status 3).
 expected_status=0
-if grep -q ',no$' <(tr -d '\r' < "$book"); then expected_status=3; fi
+if grep -q ',not final$' <(tr -d '\r' < "$book"); then expected_status=3; fi
 [ "$run_status" = "$expected_status" ] || fail "cdplab exited $run_status, expected $expected_status"
 
 # Each student's folder is the one whose student.txt names them ("o'hara" is not a plain name).

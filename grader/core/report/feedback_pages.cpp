@@ -1,5 +1,5 @@
-// The reports of a graded class: per-student feedback pages (Markdown, HTML), the CSV
-// gradebook, and the class summary.
+// The feedback pages of a graded student (Markdown, HTML). The class's own files are in
+// gradebook.cpp.
 #include "report/report.h"
 #include "report/text.h"
 
@@ -17,13 +17,6 @@ using grading::GradeReport;
 using grading::Item;
 using grading::Outcome;
 
-std::string percent(double points, double max_points) {
-  if (max_points <= 0) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0f %%", 100.0 * points / max_points);
-  return text;
-}
-
 const char* outcome_word(Outcome outcome) {
   switch (outcome) {
     case Outcome::passed: return "passed";
@@ -33,16 +26,9 @@ const char* outcome_word(Outcome outcome) {
   return "failed";
 }
 
-/// A Markdown table cell: no line breaks, no column separators.
-std::string md_cell(const std::string& raw) {
-  std::string out;
-  for (const char c : text::plain(raw)) {
-    if (c == '\n') out += ' ';
-    else if (c == '|') out += "\\|";
-    else out += c;
-  }
-  return out;
-}
+std::string md_cell(const std::string& raw) { return text::markdown_cell(raw); }
+
+using text::percent;
 
 /// A name in running Markdown text (a heading): one line, its markup characters as themselves.
 std::string md_text(const std::string& raw) {
@@ -68,23 +54,6 @@ std::string exercise_key(const ExerciseResult& e) { return text::exercise_path(e
 std::string picture_of(const Pictures& pictures, const ExerciseResult& e) {
   const auto found = pictures.find(exercise_key(e));
   return found == pictures.end() ? "" : found->second;
-}
-
-std::string csv_field(const std::string& raw) {
-  std::string value = text::plain(raw);
-  // A field a spreadsheet would take for a formula (a student's folder named "=1+2") is text.
-  if (!value.empty() && std::string("=+-@\t").find(value[0]) != std::string::npos) value = "'" + value;
-  if (value.find_first_of(",\"\n\r") == std::string::npos) return value;
-  std::string out = "\"";
-  for (const char c : value) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 }  // namespace
@@ -173,96 +142,6 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
           << text::markup_escape(exercise_key(e), true) << "\"></p>\n";
   }
   out << "</body>\n</html>\n";
-  return out.str();
-}
-
-std::string to_gradebook_csv(const std::vector<ClassRow>& rows) {
-  std::vector<std::string> columns;
-  std::map<std::string, double> column_max;
-  for (const auto& row : rows) {
-    for (const auto& e : row.report.exercises) {
-      const std::string key = exercise_key(e);
-      if (column_max.count(key) == 0) columns.push_back(key);
-      column_max[key] = std::max(column_max[key], e.max_points());
-    }
-  }
-  // One row per student and nothing else: each column's maximum is in its heading.
-  std::ostringstream out;
-  out << "student";
-  for (const auto& c : columns) out << "," << csv_field(c + " (max " + text::format_points(column_max[c]) + ")");
-  out << ",total,max,complete\r\n";
-  for (const auto& row : rows) {
-    std::map<std::string, double> points;
-    for (const auto& e : row.report.exercises) points[exercise_key(e)] = e.points();
-    out << csv_field(row.student);
-    for (const auto& c : columns) out << "," << (points.count(c) ? text::format_points(points[c]) : "");
-    out << "," << text::format_points(row.report.points()) << "," << text::format_points(row.report.max_points())
-        << "," << (row.report.complete() ? "yes" : "no") << "\r\n";
-  }
-  return out.str();
-}
-
-std::string to_class_summary(const std::vector<ClassRow>& rows) {
-  std::ostringstream out;
-  out << "# Class summary\n\n";
-  std::vector<double> shares;
-  int incomplete = 0;
-  for (const auto& row : rows) {
-    if (row.report.max_points() > 0) shares.push_back(100.0 * row.report.points() / row.report.max_points());
-    if (!row.report.complete()) ++incomplete;
-  }
-  out << "- students graded: " << rows.size() << "\n";
-  if (incomplete > 0) out << "- grades not final (items skipped, e.g. no GPU): " << incomplete << "\n";
-  if (!shares.empty()) {
-    const double mean = std::accumulate(shares.begin(), shares.end(), 0.0) / static_cast<double>(shares.size());
-    char line[160];
-    std::snprintf(line, sizeof line, "- total score: mean %.1f %%, median %.1f %%, lowest %.1f %%, highest %.1f %%\n",
-                  mean, median(shares), *std::min_element(shares.begin(), shares.end()),
-                  *std::max_element(shares.begin(), shares.end()));
-    out << line << "\n## Spread of total scores\n\n| score | students |\n| --- | --- |\n";
-    int buckets[10] = {};
-    for (const double s : shares) ++buckets[std::min(9, static_cast<int>(s / 10))];
-    for (int b = 9; b >= 0; --b)
-      out << "| " << b * 10 << (b == 9 ? "-100" : "-" + std::to_string(b * 10 + 9)) << " % | " << buckets[b] << " "
-          << std::string(static_cast<std::size_t>(buckets[b]), '#') << " |\n";
-  }
-
-  // Per exercise: the mean share of its points; per item: how often it failed.
-  std::vector<std::string> order;
-  std::map<std::string, std::pair<double, double>> exercise_points;  // points, max over the class
-  std::map<std::string, int> failed_items;
-  for (const auto& row : rows) {
-    for (const auto& e : row.report.exercises) {
-      const std::string key = exercise_key(e);
-      if (exercise_points.count(key) == 0) order.push_back(key);
-      exercise_points[key].first += e.points();
-      exercise_points[key].second += e.max_points();
-      for (const auto& item : e.items)
-        if (item.outcome == Outcome::failed) ++failed_items[key + ": " + text::item_label(item)];
-    }
-  }
-  if (!order.empty()) {
-    out << "\n## Exercises\n\n| exercise | mean score |\n| --- | --- |\n";
-    for (const auto& key : order)
-      out << "| " << md_cell(key) << " | " << percent(exercise_points[key].first, exercise_points[key].second)
-          << " |\n";
-  }
-  std::vector<std::pair<std::string, int>> most(failed_items.begin(), failed_items.end());
-  std::stable_sort(most.begin(), most.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  if (!most.empty()) {
-    out << "\n## Items failed most often\n\n| item | students |\n| --- | --- |\n";
-    for (std::size_t i = 0; i < most.size() && i < 15; ++i)
-      out << "| " << md_cell(most[i].first) << " | " << most[i].second << " |\n";
-  }
-  std::ostringstream problems;
-  for (const auto& row : rows)
-    for (const auto& e : row.report.exercises)
-      if (!e.problem.empty())
-        problems << "| " << md_cell(row.student) << " | " << md_cell(exercise_key(e)) << " | "
-                 << md_cell(text::first_line(e.problem, 160)) << " |\n";
-  if (!problems.str().empty())
-    out << "\n## Work that could not be graded in full\n\n| student | exercise | problem |\n| --- | --- | --- |\n"
-        << problems.str();
   return out.str();
 }
 
