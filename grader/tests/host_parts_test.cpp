@@ -64,7 +64,7 @@ class Server {
     if (boxed) {
       cdplab::grading::Toolchain tools;
       auto box = cdplab::sandbox::host_parts_box(tools, CDPLAB_BINARY_DIR);
-      box.writable_at.emplace_back(dir_.string(), "/parts");
+      box.read_only_at.emplace_back(dir_.string(), "/parts");  // as a grading binds it: the FIFOs still open
       argv = cdplab::sandbox::wrap(box, {cdplab::sandbox::path_in(box, program), "/parts"});
     }
     running_ = std::async(std::launch::async, [=] { return cdplab::process::run(argv, options); });

@@ -16,11 +16,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -406,6 +408,131 @@ TEST_CASE("hostile submissions get their verdicts and never stop the batch") {
   CHECK(fs::exists(kWork / "victim" / "01-fundamentals.child_grids" / "kept.obs"));
   fs::remove(kSecret);
   if (!gpu) MESSAGE("no GPU: only the cases that need no kernel to run were graded");
+}
+
+// The only code of a student's that runs on the host while a file is graded is its host parts
+// (cdplab/host_part.h), in a box and a process of their own. Each case below attacks the machine
+// from the pools exercise's host part; each must fail its own grading within the time limits and
+// leave the machine as it was, and an honest classmate graded beside them keeps full marks.
+namespace {
+
+const std::string kPoolsAnswer = "  return reserve_pending_launches(std::size_t{children} + kPoolMargin);";
+
+std::vector<HostileCase> host_part_cases() {
+  const auto in_host_part = [](const std::string& includes, const std::string& body) {
+    return [includes, body](std::string s) { return includes + replace(s, kPoolsAnswer, body + kPoolsAnswer); };
+  };
+  return {
+      // A fork bomb: 2^12 processes that each wait a minute (bounded, so that a failed defence
+      // cannot take the machine down with the test). Its process waits for them: it never
+      // answers unless the grader ends them.
+      {"host-part-fork-bomb", true,
+       in_host_part("#include <sys/wait.h>\n#include <unistd.h>\n",
+                    "  const pid_t first = getpid();\n"
+                    "  for (int i = 0; i < 12; ++i) (void)fork();\n"
+                    "  if (getpid() != first) { sleep(60); _exit(0); }\n"
+                    "  while (wait(nullptr) > 0) {}\n"),
+       "more than 16 processes"},
+      // 100 GB of host memory, touched.
+      {"host-part-allocates-100-GB", true,
+       in_host_part("#include <vector>\n",
+                    "  std::vector<char> big(std::size_t{100} << 30, 1);\n"
+                    "  if (big[children] != 1) return 0;\n"),
+       "host part size_launch_pool"},
+      // A device heap of 100 GB, asked for from the host part (its only way to the GPU's memory).
+      {"host-part-asks-for-a-100-GB-heap", true,
+       in_host_part("", "  CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, std::size_t{100} << 30));\n"),
+       "more than the grader allows"},
+      // Writes files wherever it can until nothing more goes (at most 8 GiB, for the same reason
+      // as the bomb), then never returns, deaf to SIGTERM.
+      {"host-part-fills-the-disk-and-never-returns", true,
+       in_host_part("#include <csignal>\n#include <cstdio>\n#include <string>\n#include <unistd.h>\n",
+                    "  std::signal(SIGTERM, SIG_IGN);\n"
+                    "  static char chunk[1 << 20];\n"
+                    "  std::size_t written = 0;\n"
+                    "  for (const char* dir : {\"/tmp\", \"/parts\", \"/build\", \".\"}) {\n"
+                    "    for (int file = 0; written < (std::size_t{8} << 30); ++file) {\n"
+                    "      std::FILE* out = std::fopen((std::string(dir) + \"/fill-\" + std::to_string(file)).c_str(), \"wb\");\n"
+                    "      if (out == nullptr) break;\n"
+                    "      std::size_t in_file = 0;\n"
+                    "      while (in_file < (std::size_t{256} << 20) && std::fwrite(chunk, 1, sizeof chunk, out) == sizeof chunk)\n"
+                    "        in_file += sizeof chunk;\n"
+                    "      written += in_file;\n"
+                    "      std::fclose(out);\n"
+                    "      if (in_file == 0) break;\n"
+                    "    }\n"
+                    "  }\n"
+                    "  for (;;) pause();\n"),
+       "no answer within|stopped after"},  // the host part's wait or the check's own limit, whichever ends first
+  };
+}
+
+/// The processes of this machine whose command line holds `word` as an argument.
+int processes_with_argument(const std::string& word) {
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string argument;
+    bool first = true;
+    while (std::getline(in, argument, '\0')) {
+      if (!first && argument == word) ++count;
+      first = false;
+    }
+  }
+  return count;
+}
+
+/// Free bytes of the file system that holds `dir`.
+std::uintmax_t free_bytes(const fs::path& dir) {
+  std::error_code error;
+  return fs::space(dir, error).available;
+}
+
+}  // namespace
+
+TEST_CASE("hostile submissions: host parts that fork, allocate 100 GB, fill the disk or never return fail alone") {
+  if (!gpu_present()) {
+    MESSAGE("CDPLAB_TEST_SKIPPED: no GPU: a host part is called only by checks that run kernels");
+    return;
+  }
+  const std::string solution = cdplab::files::read_text(kRoot / "solutions/05-streams-and-pools/pools.cu");
+  const fs::path class_dir = kWork / "host-parts-class";
+  const fs::path out_dir = kWork / "host-parts-grades";
+  fs::remove_all(class_dir);
+  fs::remove_all(out_dir);
+  auto cases = host_part_cases();
+  cases.push_back({"honest", true, [](std::string s) { return s; }, ""});
+  for (const auto& c : cases) {
+    fs::create_directories(class_dir / c.name / "05-streams-and-pools");
+    std::ofstream(class_dir / c.name / "05-streams-and-pools" / "pools.cu") << c.make(solution);
+  }
+  const std::uintmax_t free_before = free_bytes(kWork);
+  grade_class(class_dir, out_dir, "pools");
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+
+  for (const auto& c : cases) {
+    INFO("case ", c.name);
+    const auto report = student_report(out_dir, c.name);
+    REQUIRE(report.exercises.size() == 1);
+    const auto& e = report.exercises.front();
+    std::string said = e.problem;
+    for (const auto& item : e.items) said += "\n" + item.feedback;
+    if (c.name == "honest") {
+      CHECK_MESSAGE(report.points() == report.max_points(), said);  // graded as it would be alone
+      continue;
+    }
+    for (const auto& item : e.items)
+      if (item.kind == cdplab::grading::ItemKind::check) CHECK(item.outcome != Outcome::passed);
+    const auto bar = c.expect.find('|');
+    const bool says = said.find(c.expect.substr(0, bar)) != std::string::npos ||
+                      (bar != std::string::npos && said.find(c.expect.substr(bar + 1)) != std::string::npos);
+    CHECK_MESSAGE(says, said);
+  }
+  // No process of theirs is left, and the disk has not lost what a filler would have written.
+  CHECK(processes_with_argument("/parts") == 0);
+  CHECK(free_bytes(kWork) + (std::uintmax_t{2} << 30) > free_before);
 }
 
 // Without the box (--no-sandbox), the solutions can be read: what the compiler opened, from the

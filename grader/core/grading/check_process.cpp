@@ -49,7 +49,9 @@ class HostPartsProcess {
     std::vector<std::string> argv{check.host_parts, dir_.string()};
     if (check.host_parts_box) {
       sandbox::Box box = *check.host_parts_box;
-      box.writable_at.emplace_back(dir_.string(), "/parts");
+      // Read-only: the two FIFOs open for writing all the same, and the student's code gets no
+      // folder of the grading machine's disk to fill (its /tmp is the box's, in memory and bounded).
+      box.read_only_at.emplace_back(dir_.string(), "/parts");
       argv = sandbox::wrap(box, {sandbox::path_in(box, check.host_parts), "/parts"});
     }
     process::Options options;
@@ -58,10 +60,14 @@ class HostPartsProcess {
     options = sandbox::budgeted(options, sandbox::host_parts_budget());
     const auto budget_watch = options.watch;
     const auto ended = suite_ended_;
-    options.watch = [budget_watch, ended](int pid) -> std::string {
+    const fs::path why_ended = dir_ / "ended";
+    options.watch = [budget_watch, ended, why_ended](int pid) -> std::string {
       const double since = ended->load();
       if (since > 0 && seconds_now() - since > 1) return "its check process had ended";
-      return budget_watch ? budget_watch(pid) : std::string();
+      std::string over = budget_watch ? budget_watch(pid) : std::string();
+      // Written before the process is ended, so the check that waits for its answer can say why.
+      if (!over.empty()) std::ofstream(why_ended) << over;
+      return over;
     };
     running_ = std::async(std::launch::async, [argv, options] { return process::run(argv, options); });
   }

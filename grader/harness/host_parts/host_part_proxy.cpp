@@ -42,17 +42,25 @@ int call_seconds() {
   throw std::runtime_error("host part " + part + " (graded as yours, run in a process of its own): " + why);
 }
 
+/// The text of a note the grader left in the host parts' folder ("" when there is none).
+std::string note(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  char text[4096];
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  return n > 0 ? std::string(text, static_cast<std::size_t>(n)) : std::string();
+}
+
 Channel& channel(const std::string& part) {
   static Channel open;
   if (open.requests >= 0) return open;
   const std::string dir = folder();
   if (dir.empty()) fail(part, "no process of the student's host parts was started for this check (CDPLAB_HOST_PARTS)");
   // The grader leaves a note there instead when the student's host parts could not be built.
-  if (const int note = ::open((dir + "/problem").c_str(), O_RDONLY | O_CLOEXEC); note >= 0) {
-    char text[4096];
-    const ssize_t n = ::read(note, text, sizeof text - 1);
-    ::close(note);
-    fail(part, n > 0 ? std::string(text, static_cast<std::size_t>(n)) : std::string("they could not be built"));
+  if (::access((dir + "/problem").c_str(), F_OK) == 0) {
+    const std::string problem = note(dir + "/problem");
+    fail(part, problem.empty() ? std::string("they could not be built") : problem);
   }
   open.replies = ::open((dir + "/replies").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   // The other process opens the requests as it starts: wait for it a little.
@@ -149,7 +157,12 @@ std::string call_encoded(const std::string& part, const std::string& arguments) 
     case Frame::Status::timed_out:
       fail(part, "no answer within " + std::to_string(call_seconds()) + " s (a loop that never ends?)");
     case Frame::Status::closed:
-    case Frame::Status::broken: fail(part, "the process that runs them ended before it answered (it crashed?)");
+    case Frame::Status::broken: {
+      // The grader notes why it ended that process, when it was the grader (a limit).
+      const std::string why = note(folder() + "/ended");
+      fail(part, why.empty() ? "the process that runs them ended before it answered (it crashed?)"
+                             : "the grader ended the process that runs them: " + why);
+    }
     case Frame::Status::too_long: fail(part, "its answer is longer than the grader accepts");
   }
   Reply reply;
