@@ -8,11 +8,13 @@
 
 namespace cdplab::testing {
 
-/// `dir`, emptied (or made): what an earlier run of the test left there is gone.
+/// `dir`, emptied (or made): what an earlier run of the test left there is gone. Its real path:
+/// a build folder reached through a link (a cluster's scratch disk) is named as the grader names
+/// it, with the links resolved.
 inline std::filesystem::path empty_folder(const std::filesystem::path& dir) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  return dir;
+  return std::filesystem::canonical(dir);
 }
 
 /// Writes `text` into `file` as it is, making its folder first.
