@@ -412,6 +412,42 @@ TEST_CASE("sandbox: a boxed program writes only to its build tree, and its /tmp 
   CHECK(env.output == "/tmp /tmp\n");
 }
 
+// A build tree on a cluster's scratch disk, reached through a link (build/ -> /scratch/...): the
+// box binds it at its real path (bwrap cannot make a mount point through a link), and the name
+// through the link still works inside when the link lies in a folder the box shows.
+TEST_CASE("sandbox: a folder named through a link is bound at its real path, and its name still works") {
+  const fs::path dir = fresh("linked");
+  fs::create_directories(dir / "scratch/build/test");
+  fs::create_directories(dir / "lab");
+  write(dir / "scratch/build/test/suite.txt", "the suite\n");
+  fs::create_directory_symlink(dir / "scratch/build", dir / "lab/build");
+  sandbox::Box box;
+  box.read_only = {(dir / "lab").string(), (dir / "lab/build/test").string()};
+  std::string line;
+  for (const auto& a : sandbox::wrap(box, {"true"})) line += a + " ";
+  INFO(line);
+  const std::string real = (dir / "scratch/build/test").string();
+  CHECK(contains(line, "--ro-bind " + real + " " + real + " "));
+  CHECK_FALSE(contains(line, " " + (dir / "lab/build/test").string() + " "));  // shown through the link in lab/
+  // Alone, without the folder that holds the link: bound at both names.
+  box.read_only = {(dir / "lab/build/test").string()};
+  line.clear();
+  for (const auto& a : sandbox::wrap(box, {"true"})) line += a + " ";
+  CHECK(contains(line, "--ro-bind " + real + " " + real + " "));
+  CHECK(contains(line, "--ro-bind " + real + " " + (dir / "lab/build/test").string() + " "));
+  // A folder bound at a box path is found by either name.
+  sandbox::Box at;
+  at.read_only_at = {{(dir / "lab/build").string(), "/build"}};
+  CHECK(sandbox::path_in(at, (dir / "lab/build/test/suite.txt").string()) == "/build/test/suite.txt");
+  CHECK(sandbox::path_in(at, (dir / "scratch/build/test/suite.txt").string()) == "/build/test/suite.txt");
+  if (!boxes_start()) return;
+  box.read_only = {(dir / "lab").string(), (dir / "lab/build/test").string()};
+  const auto shown = boxed_shell(box, "cat '" + (dir / "lab/build/test/suite.txt").string() + "'");
+  INFO(shown.output);
+  CHECK(shown.ok());
+  CHECK(shown.output == "the suite\n");
+}
+
 TEST_CASE("sandbox: a boxed program reaches no network") {
   if (!boxes_start()) return;
   const auto s = two_students("network");

@@ -30,6 +30,16 @@ bool passes_into_box(const std::string& name) {
 
 namespace fs = std::filesystem;
 
+/// `path` with every link resolved (as far as it exists), without a trailing slash.
+std::string real_path(const std::string& path) {
+  std::error_code error;
+  fs::path real = fs::weakly_canonical(path, error);
+  if (error) real = fs::path(path).lexically_normal();
+  std::string out = real.string();
+  if (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
 /// Number of names in an absolute path: binds of outer folders are mounted before inner ones.
 std::size_t depth(const std::string& path) {
   return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
@@ -98,10 +108,23 @@ std::vector<std::string> command_line(const Box& box, const std::vector<std::str
   };
   std::vector<Bind> binds;
   const auto normal = [](const std::string& p) { return fs::path(p).lexically_normal().string(); };
-  for (const auto& p : box.read_only) binds.push_back({normal(p), normal(p), false});
-  for (const auto& p : box.writable) binds.push_back({normal(p), normal(p), true});
-  for (const auto& [from, to] : box.read_only_at) binds.push_back({normal(from), normal(to), false});
-  for (const auto& [from, to] : box.writable_at) binds.push_back({normal(from), normal(to), true});
+  // A folder named through a link (a build tree on a cluster's scratch disk, build/ -> /scratch/...)
+  // is bound at its real path: bwrap cannot make a mount point through a link. Its name still
+  // works in the box when the link is inside another folder the box shows; otherwise the folder
+  // is bound at that name too.
+  std::vector<std::pair<std::string, bool>> same_path;
+  for (const auto& p : box.read_only) same_path.emplace_back(normal(p), false);
+  for (const auto& p : box.writable) same_path.emplace_back(normal(p), true);
+  for (const auto& [path, writable] : same_path) binds.push_back({real_path(path), real_path(path), writable});
+  for (const auto& [path, writable] : same_path) {
+    if (path == real_path(path)) continue;
+    const bool shown_through_link = std::any_of(same_path.begin(), same_path.end(), [&](const auto& other) {
+      return path.rfind(other.first + "/", 0) == 0;
+    });
+    if (!shown_through_link) binds.push_back({real_path(path), path, writable});
+  }
+  for (const auto& [from, to] : box.read_only_at) binds.push_back({real_path(from), normal(to), false});
+  for (const auto& [from, to] : box.writable_at) binds.push_back({real_path(from), normal(to), true});
   std::stable_sort(binds.begin(), binds.end(), [](const Bind& a, const Bind& b) { return depth(a.to) < depth(b.to); });
   for (const auto& b : binds) out.insert(out.end(), {b.writable ? "--bind" : "--ro-bind", b.from, b.to});
   for (const auto& path : by_depth(box.hidden)) {
@@ -210,12 +233,15 @@ std::string bwrap_program() {
 }
 
 std::string path_in(const Box& box, const std::string& host_path) {
-  const std::string path = fs::path(host_path).lexically_normal().string();
-  for (const auto* list : {&box.read_only_at, &box.writable_at}) {
-    for (const auto& [from, to] : *list) {
-      const std::string folder = fs::path(from).lexically_normal().string();
-      if (path == folder) return to;
-      if (path.rfind(folder + "/", 0) == 0) return (fs::path(to) / path.substr(folder.size() + 1)).string();
+  // Both as named and with links resolved: the box binds real paths.
+  for (const std::string& path : {fs::path(host_path).lexically_normal().string(), real_path(host_path)}) {
+    for (const auto* list : {&box.read_only_at, &box.writable_at}) {
+      for (const auto& [from, to] : *list) {
+        for (const std::string& folder : {fs::path(from).lexically_normal().string(), real_path(from)}) {
+          if (path == folder) return to;
+          if (path.rfind(folder + "/", 0) == 0) return (fs::path(to) / path.substr(folder.size() + 1)).string();
+        }
+      }
     }
   }
   return host_path;
