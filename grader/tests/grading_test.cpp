@@ -18,6 +18,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -415,6 +416,8 @@ TEST_CASE("a new build tree takes the compiler checks of the grader's own tree a
   CHECK(plain_configure.output.find("compiler identification") != std::string::npos);
 
   tools.compilers_from = CDPLAB_BINARY_DIR;  // this build, configured with the same compilers
+  std::string why_not;
+  CHECK_MESSAGE(seed_compiler_checks(CDPLAB_BINARY_DIR, dir / "probe", tools, &why_not), why_not);
   BuildTree seeded(dir / "project", dir / "seeded", tools);
   const auto seeded_configure = seeded.configure(dir, {});
   REQUIRE(seeded_configure.ok());
@@ -463,6 +466,44 @@ TEST_CASE("a new build tree takes the compiler checks of the grader's own tree a
   Toolchain cross = tools;
   cross.cache_args.push_back("-DCMAKE_TOOLCHAIN_FILE=/opt/cross.cmake");
   CHECK_FALSE(seed_compiler_checks(own, dir / "cross-args", cross));
+}
+
+// A host parts' program past its limits (here: more processes than a host part may start) is
+// ended by the grader, which leaves the reason in the folder of its pipes, where the check reads it.
+TEST_CASE("check process: a host parts' process past its limits is ended, and the check is told which limit") {
+  namespace fs = std::filesystem;
+  const fs::path dir = cdplab::testing::empty_folder(fs::path(CDPLAB_TEST_BINARY_DIR) / "work" / "host-parts-limit");
+  cdplab::testing::write_file(dir / "forks.sh", "#!/bin/sh\nfor i in $(seq 40); do sleep 61 & done\nwait\n");
+  cdplab::testing::write_file(dir / "check.sh",
+                              "#!/bin/sh\nfor i in $(seq 100); do [ -s \"$CDPLAB_HOST_PARTS/ended\" ] && break; sleep 0.1; done\n"
+                              "cat \"$CDPLAB_HOST_PARTS/ended\"\n");
+  for (const char* script : {"forks.sh", "check.sh"}) fs::permissions(dir / script, fs::perms::owner_all);
+  cdplab::grading::CheckProcess check;
+  check.suite = (dir / "check.sh").string();
+  check.host_parts = (dir / "forks.sh").string();
+  check.scratch = dir / "scratch";
+  cdplab::process::Options options;
+  options.timeout_seconds = 60;
+  const auto ran = cdplab::grading::run_check_process(check, {}, {}, options);
+  INFO(ran.output);
+  CHECK(ran.ok());
+  CHECK(ran.output.find("more than 16 processes") != std::string::npos);
+  // None of its processes lives on (ended ones may wait a moment to be reaped).
+  const auto alive = [] {
+    int count = 0;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      if (!std::getline(stat, line) || line.find("(sleep)") == std::string::npos) continue;
+      if (line.substr(line.rfind(')') + 2, 1) == "Z") continue;
+      std::ifstream cmdline(entry.path() / "cmdline");
+      std::string command((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+      if (command == std::string("sleep\0" "61\0", 9)) ++count;
+    }
+    return count;
+  };
+  for (int i = 0; i < 50 && alive() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(alive() == 0);
 }
 
 TEST_CASE("check process: the host parts' process ends with its check process, even one that never returns") {

@@ -71,9 +71,15 @@ constexpr const char* kSeededEntries[] = {"CMAKE_PLATFORM_INFO_INITIALIZED", "CM
 
 }  // namespace
 
-bool seed_compiler_checks(const fs::path& from, const fs::path& to, const Toolchain& tools) {
+bool seed_compiler_checks(const fs::path& from, const fs::path& to, const Toolchain& tools, std::string* why_not) {
+  const auto no = [&](const std::string& why) {
+    if (why_not != nullptr) *why_not = why;
+    return false;
+  };
   std::error_code error;
-  if (from.empty() || fs::exists(to / "CMakeCache.txt", error) || fs::equivalent(from, to, error)) return false;
+  if (from.empty()) return no("no tree to seed from");
+  if (fs::exists(to / "CMakeCache.txt", error)) return no("the tree is configured already");
+  if (fs::equivalent(from, to, error)) return no("the tree is the grader's own");
   auto entries = cache_entries(from / "CMakeCache.txt");
   const auto value = [&](const std::string& name) {
     const auto it = entries.find(name);
@@ -82,37 +88,43 @@ bool seed_compiler_checks(const fs::path& from, const fs::path& to, const Toolch
   // The same compilers, generator and CMake, or nothing: a wrong seed would build with them.
   for (const char* compiler : {"CMAKE_CXX_COMPILER", "CMAKE_CUDA_COMPILER"}) {
     const auto wanted = cache_arg(tools.cache_args, compiler);
-    if (!wanted || value(compiler) != *wanted) return false;
+    if (!wanted || value(compiler) != *wanted)
+      return no(std::string(compiler) + " is \"" + value(compiler) + "\" there, \"" + wanted.value_or("") + "\" here");
   }
   // CMake's own default architectures come from the checks skipped here: the toolchain names them.
-  if (!cache_arg(tools.cache_args, "CMAKE_CUDA_ARCHITECTURES")) return false;
-  if (value("CMAKE_GENERATOR") != tools.generator || value("CMAKE_PLATFORM_INFO_INITIALIZED") != "1") return false;
+  if (!cache_arg(tools.cache_args, "CMAKE_CUDA_ARCHITECTURES")) return no("no CMAKE_CUDA_ARCHITECTURES given");
+  if (value("CMAKE_GENERATOR") != tools.generator) return no("another generator");
+  if (value("CMAKE_PLATFORM_INFO_INITIALIZED") != "1") return no("its checks did not finish");
   // A toolchain file shapes the checks themselves (a sysroot, other search paths).
-  if (!value("CMAKE_TOOLCHAIN_FILE").empty() || cache_arg(tools.cache_args, "CMAKE_TOOLCHAIN_FILE")) return false;
+  if (!value("CMAKE_TOOLCHAIN_FILE").empty() || cache_arg(tools.cache_args, "CMAKE_TOOLCHAIN_FILE"))
+    return no("a toolchain file");
   // So do the flags and the CUDA host compiler (which the copied CMakeCUDACompiler.cmake names):
   // `from`'s must be those the new tree gets, from the arguments or else from the environment.
   for (const auto& [name, variable] : {std::pair{"CMAKE_CXX_FLAGS", "CXXFLAGS"}, std::pair{"CMAKE_CUDA_FLAGS", "CUDAFLAGS"},
                                        std::pair{"CMAKE_CUDA_HOST_COMPILER", "CUDAHOSTCXX"}}) {
     const char* environment = std::getenv(variable);
     const std::string wanted = cache_arg(tools.cache_args, name).value_or(environment != nullptr ? environment : "");
-    if (value(name) != wanted) return false;
+    if (value(name) != wanted)
+      return no(std::string(name) + " is \"" + value(name) + "\" there, \"" + wanted + "\" here");
   }
   const std::string version = value("CMAKE_CACHE_MAJOR_VERSION") + "." + value("CMAKE_CACHE_MINOR_VERSION") + "." +
                               value("CMAKE_CACHE_PATCH_VERSION");
   const auto cmake_version = process::run({tools.cmake, "--version"});
-  if (!cmake_version.ok() || cmake_version.output.find("version " + version + "\n") == std::string::npos) return false;
+  if (!cmake_version.ok() || cmake_version.output.find("version " + version + "\n") == std::string::npos)
+    return no("CMake " + version + " made it; " + tools.cmake + " --version says: " + cmake_version.output.substr(0, 80));
   const fs::path checks = fs::path("CMakeFiles") / version;
   const std::vector<std::string> files = {"CMakeSystem.cmake", "CMakeCXXCompiler.cmake", "CMakeCUDACompiler.cmake"};
   for (const auto& file : files)
-    if (!fs::is_regular_file(from / checks / file, error)) return false;
+    if (!fs::is_regular_file(from / checks / file, error)) return no("no " + (checks / file).string());
   fs::create_directories(to / checks, error);
   for (const auto& file : files)
-    if (!fs::copy_file(from / checks / file, to / checks / file, fs::copy_options::overwrite_existing, error)) return false;
+    if (!fs::copy_file(from / checks / file, to / checks / file, fs::copy_options::overwrite_existing, error))
+      return no("cannot copy " + file);
   std::ofstream cache(to / "CMakeCache.txt");
   cache << "# The compiler checks of " << from.string() << " (the grader's own tree, same compilers)\n";
   for (const char* name : kSeededEntries)
     if (const auto it = entries.find(name); it != entries.end()) cache << name << ':' << it->second << '\n';
-  return static_cast<bool>(cache);
+  return cache ? true : no("cannot write the cache");
 }
 
 process::Result BuildTree::configure(const fs::path& exercise_dir, const std::vector<std::string>& extra_args) {

@@ -34,9 +34,11 @@ struct Toolchain {
 /// submission's tree, most of its configure. No setting of `from` (flags, launchers) is copied.
 /// Only when `from` was configured by the same CMake with the compilers, the generator and the
 /// CUDA architectures `tools` names, with the compiler flags and CUDA host compiler the new tree
-/// gets too, and without a toolchain file; returns whether it did. A compiler replaced in place
+/// gets too, and without a toolchain file; returns whether it did (and, in `why_not`, why not).
+/// A compiler replaced in place
 /// since `from` was configured goes unnoticed, as in `from` itself.
-bool seed_compiler_checks(const std::filesystem::path& from, const std::filesystem::path& to, const Toolchain& tools);
+bool seed_compiler_checks(const std::filesystem::path& from, const std::filesystem::path& to, const Toolchain& tools,
+                          std::string* why_not = nullptr);
 
 /// How much lower than the grader's own a build's scheduling priority is (nice(2)).
 inline constexpr int kBuildNiceness = 10;

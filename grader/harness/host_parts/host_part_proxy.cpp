@@ -154,8 +154,11 @@ std::string call_encoded(const std::string& part, const std::string& arguments) 
   const Frame frame = read_frame(pipe.replies, call_seconds() * 1000, kMostMessageBytes);
   switch (frame.status) {
     case Frame::Status::ok: break;
-    case Frame::Status::timed_out:
-      fail(part, "no answer within " + std::to_string(call_seconds()) + " s (a loop that never ends?)");
+    case Frame::Status::timed_out: {
+      const std::string why = note(folder() + "/ended");
+      fail(part, why.empty() ? "no answer within " + std::to_string(call_seconds()) + " s (a loop that never ends?)"
+                             : "the grader ended the process that runs them: " + why);
+    }
     case Frame::Status::closed:
     case Frame::Status::broken: {
       // The grader notes why it ended that process, when it was the grader (a limit).

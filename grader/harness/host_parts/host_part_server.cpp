@@ -165,7 +165,12 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   const int requests = ::open((dir + "/requests").c_str(), O_RDONLY | O_CLOEXEC);  // waits for a writer
   if (requests < 0) return 1;
-  int replies = -1;
+  // The replies are opened now when the check process holds them open for reading (it does before
+  // it opens the requests): should this process be ended in the middle of a call (a limit), the
+  // check then reads the end of its replies at once instead of waiting out its time. The grader
+  // opens the requests without reading replies only to end a process no check called.
+  int replies = ::open((dir + "/replies").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (replies >= 0) ::fcntl(replies, F_SETFL, ::fcntl(replies, F_GETFL) & ~O_NONBLOCK);
   for (;;) {
     const Frame frame = read_frame(requests, -1, kMostMessageBytes);
     if (frame.status != Frame::Status::ok) return frame.status == Frame::Status::closed ? 0 : 1;
