@@ -466,6 +466,26 @@ TEST_CASE("a new build tree takes the compiler checks of the grader's own tree a
   Toolchain cross = tools;
   cross.cache_args.push_back("-DCMAKE_TOOLCHAIN_FILE=/opt/cross.cmake");
   CHECK_FALSE(seed_compiler_checks(own, dir / "cross-args", cross));
+
+  // A host compiler given by CUDAHOSTCXX alone: CMake 4 records it in CMakeCUDACompiler.cmake and
+  // in no cache entry. The seed follows the record: the same variable seeds, none does not.
+  for (const auto& entry : fs::directory_iterator(own / "CMakeFiles")) {
+    const fs::path recorded = entry.path() / "CMakeCUDACompiler.cmake";
+    std::string text = cdplab::files::read_text(recorded);
+    const auto at = text.find("set(CMAKE_CUDA_HOST_COMPILER \"");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, text.find('\n', at) - at, "set(CMAKE_CUDA_HOST_COMPILER \"/opt/recorded/g++\")");
+    cdplab::testing::write_file(recorded, text);
+  }
+  const char* saved = std::getenv("CUDAHOSTCXX");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  setenv("CUDAHOSTCXX", "/opt/recorded/g++", 1);
+  std::string why;
+  CHECK_MESSAGE(seed_compiler_checks(own, dir / "recorded-host", tools, &why), why);
+  unsetenv("CUDAHOSTCXX");
+  CHECK_FALSE(seed_compiler_checks(own, dir / "recorded-host-unset", tools, &why));
+  CHECK(why.find("CMAKE_CUDA_HOST_COMPILER is \"/opt/recorded/g++\" there") != std::string::npos);
+  if (saved != nullptr) setenv("CUDAHOSTCXX", saved_value.c_str(), 1);
 }
 
 // A host parts' program past its limits (here: more processes than a host part may start) is
@@ -504,6 +524,12 @@ TEST_CASE("check process: a host parts' process past its limits is ended, and th
   };
   for (int i = 0; i < 50 && alive() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK(alive() == 0);
+
+  // One that ends on its own is named by how: here the signal a file past the size limit sends.
+  cdplab::testing::write_file(dir / "forks.sh", "#!/bin/sh\nkill -s XFSZ $$\nsleep 60\n");
+  const auto ended = cdplab::grading::run_check_process(check, {}, {}, options);
+  INFO(ended.output);
+  CHECK(ended.output.find("past the size a host part may write (64 MiB; signal SIGXFSZ)") != std::string::npos);
 }
 
 TEST_CASE("check process: the host parts' process ends with its check process, even one that never returns") {

@@ -444,8 +444,8 @@ std::vector<HostileCase> host_part_cases() {
       {"host-part-asks-for-a-100-GB-heap", true,
        in_host_part("", "  CDPLAB_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, std::size_t{100} << 30));\n"),
        "more than the grader allows"},
-      // Writes files wherever it can until nothing more goes (at most 8 GiB, for the same reason
-      // as the bomb), then never returns, deaf to SIGTERM.
+      // Writes files wherever it can, each under the size limit of one file, until nothing more
+      // goes (at most 8 GiB, for the same reason as the bomb), then never returns, deaf to SIGTERM.
       {"host-part-fills-the-disk-and-never-returns", true,
        in_host_part("#include <csignal>\n#include <cstdio>\n#include <string>\n#include <unistd.h>\n",
                     "  std::signal(SIGTERM, SIG_IGN);\n"
@@ -456,7 +456,7 @@ std::vector<HostileCase> host_part_cases() {
                     "      std::FILE* out = std::fopen((std::string(dir) + \"/fill-\" + std::to_string(file)).c_str(), \"wb\");\n"
                     "      if (out == nullptr) break;\n"
                     "      std::size_t in_file = 0;\n"
-                    "      while (in_file < (std::size_t{256} << 20) && std::fwrite(chunk, 1, sizeof chunk, out) == sizeof chunk)\n"
+                    "      while (in_file < (std::size_t{48} << 20) && std::fwrite(chunk, 1, sizeof chunk, out) == sizeof chunk)\n"
                     "        in_file += sizeof chunk;\n"
                     "      written += in_file;\n"
                     "      std::fclose(out);\n"

@@ -98,21 +98,31 @@ bool seed_compiler_checks(const fs::path& from, const fs::path& to, const Toolch
   // A toolchain file shapes the checks themselves (a sysroot, other search paths).
   if (!value("CMAKE_TOOLCHAIN_FILE").empty() || cache_arg(tools.cache_args, "CMAKE_TOOLCHAIN_FILE"))
     return no("a toolchain file");
+  const std::string version = value("CMAKE_CACHE_MAJOR_VERSION") + "." + value("CMAKE_CACHE_MINOR_VERSION") + "." +
+                              value("CMAKE_CACHE_PATCH_VERSION");
+  const fs::path checks = fs::path("CMakeFiles") / version;
   // So do the flags and the CUDA host compiler (which the copied CMakeCUDACompiler.cmake names):
   // `from`'s must be those the new tree gets, from the arguments or else from the environment.
+  // A host compiler given by CUDAHOSTCXX alone is in no cache entry (CMake 4 keeps it in
+  // CMakeCUDACompiler.cmake only): what `from` used is read there then.
+  const auto used = [&](const std::string& name) {
+    if (!value(name).empty() || name != "CMAKE_CUDA_HOST_COMPILER") return value(name);
+    std::ifstream recorded(from / checks / "CMakeCUDACompiler.cmake");
+    const std::string prefix = "set(CMAKE_CUDA_HOST_COMPILER \"";
+    for (std::string line; std::getline(recorded, line);)
+      if (line.rfind(prefix, 0) == 0 && line.size() >= prefix.size() + 2) return line.substr(prefix.size(), line.size() - prefix.size() - 2);
+    return std::string();
+  };
   for (const auto& [name, variable] : {std::pair{"CMAKE_CXX_FLAGS", "CXXFLAGS"}, std::pair{"CMAKE_CUDA_FLAGS", "CUDAFLAGS"},
                                        std::pair{"CMAKE_CUDA_HOST_COMPILER", "CUDAHOSTCXX"}}) {
     const char* environment = std::getenv(variable);
     const std::string wanted = cache_arg(tools.cache_args, name).value_or(environment != nullptr ? environment : "");
-    if (value(name) != wanted)
-      return no(std::string(name) + " is \"" + value(name) + "\" there, \"" + wanted + "\" here");
+    if (used(name) != wanted)
+      return no(std::string(name) + " is \"" + used(name) + "\" there, \"" + wanted + "\" here");
   }
-  const std::string version = value("CMAKE_CACHE_MAJOR_VERSION") + "." + value("CMAKE_CACHE_MINOR_VERSION") + "." +
-                              value("CMAKE_CACHE_PATCH_VERSION");
   const auto cmake_version = process::run({tools.cmake, "--version"});
   if (!cmake_version.ok() || cmake_version.output.find("version " + version + "\n") == std::string::npos)
     return no("CMake " + version + " made it; " + tools.cmake + " --version says: " + cmake_version.output.substr(0, 80));
-  const fs::path checks = fs::path("CMakeFiles") / version;
   const std::vector<std::string> files = {"CMakeSystem.cmake", "CMakeCXXCompiler.cmake", "CMakeCUDACompiler.cmake"};
   for (const auto& file : files)
     if (!fs::is_regular_file(from / checks / file, error)) return no("no " + (checks / file).string());

@@ -3,10 +3,12 @@
 #include "sandbox/submission.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -29,6 +31,19 @@ fs::path fresh_folder(const fs::path& scratch) {
     std::error_code exists;
     if (fs::create_directory(dir, exists)) return dir;
   }
+}
+
+/// Why a host parts' process ended on its own, for its check: a signal (also as a box reports it,
+/// exit status 128 + the signal), else its exit status.
+std::string ended_by(const process::Result& result) {
+  const int signal = result.signal != 0                                   ? result.signal
+                     : result.exit_code > 128 && result.exit_code < 160 ? result.exit_code - 128
+                                                                         : 0;
+  if (signal == SIGXFSZ)
+    return "it wrote a file past the size a host part may write (" +
+           std::to_string(sandbox::host_parts_budget().file_bytes >> 20) + " MiB; signal SIGXFSZ)";
+  if (signal != 0) return "it was ended by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  return result.timed_out ? "it ran past its time limit" : "it ended with exit status " + std::to_string(result.exit_code);
 }
 
 /// The host parts' process, for the life of one check process. Its end: it reads the requests
@@ -60,16 +75,21 @@ class HostPartsProcess {
     options = sandbox::budgeted(options, sandbox::host_parts_budget());
     const auto budget_watch = options.watch;
     const auto ended = suite_ended_;
+    // Why it ended, for the check that waits for its answer ("ended" in the folder of its pipes).
     const fs::path why_ended = dir_ / "ended";
     options.watch = [budget_watch, ended, why_ended](int pid) -> std::string {
       const double since = ended->load();
       if (since > 0 && seconds_now() - since > 1) return "its check process had ended";
       std::string over = budget_watch ? budget_watch(pid) : std::string();
-      // Written before the process is ended, so the check that waits for its answer can say why.
-      if (!over.empty()) std::ofstream(why_ended) << over;
+      // Written before the process is ended, so that the check finds it as soon as it notices.
+      if (!over.empty()) std::ofstream(why_ended) << "the grader ended it: " << over;
       return over;
     };
-    running_ = std::async(std::launch::async, [argv, options] { return process::run(argv, options); });
+    running_ = std::async(std::launch::async, [argv, options, ended, why_ended] {
+      auto result = process::run(argv, options);
+      if (result.stopped_by.empty() && ended->load() == 0 && !result.ok()) std::ofstream(why_ended) << ended_by(result);
+      return result;
+    });
   }
   ~HostPartsProcess() {
     suite_ended_->store(seconds_now());

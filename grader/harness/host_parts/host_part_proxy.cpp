@@ -157,14 +157,18 @@ std::string call_encoded(const std::string& part, const std::string& arguments) 
     case Frame::Status::timed_out: {
       const std::string why = note(folder() + "/ended");
       fail(part, why.empty() ? "no answer within " + std::to_string(call_seconds()) + " s (a loop that never ends?)"
-                             : "the grader ended the process that runs them: " + why);
+                             : "the process that runs them ended before it answered (" + why + ")");
     }
     case Frame::Status::closed:
     case Frame::Status::broken: {
-      // The grader notes why it ended that process, when it was the grader (a limit).
-      const std::string why = note(folder() + "/ended");
-      fail(part, why.empty() ? "the process that runs them ended before it answered (it crashed?)"
-                             : "the grader ended the process that runs them: " + why);
+      // The grader notes why that process ended (a limit it reached, a signal), at once when it
+      // ends it, a moment after the end otherwise.
+      std::string why = note(folder() + "/ended");
+      for (int wait = 0; wait < 20 && why.empty(); ++wait) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        why = note(folder() + "/ended");
+      }
+      fail(part, "the process that runs them ended before it answered (" + (why.empty() ? "it crashed?" : why) + ")");
     }
     case Frame::Status::too_long: fail(part, "its answer is longer than the grader accepts");
   }
