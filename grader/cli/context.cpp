@@ -31,6 +31,11 @@ Context make_context(int jobs) {
   return ctx;
 }
 
+bool is_student_copy() {
+  std::error_code error;
+  return !std::filesystem::is_directory(std::filesystem::path(build_config::kProjectRoot) / "solutions", error);
+}
+
 std::string missing_chapters_note(const manifest::Workbook& book) {
   std::string note;
   for (const auto& chapter : book.missing_chapters) {

@@ -40,6 +40,10 @@ struct Context {
 
 Context make_context(int jobs);
 
+/// Whether this cdplab belongs to a student copy (a release: no solutions/), where the
+/// instructor's commands (grade, release) have nothing to grade against.
+bool is_student_copy();
+
 /// The exercises named by chapter ("01-fundamentals", "01") or exercise ("child-grids"); all when empty.
 std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook& book,
                                                         const std::vector<std::string>& names);

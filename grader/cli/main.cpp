@@ -186,6 +186,17 @@ int main(int argc, char** argv) {
   auto* starters = app.add_subcommand("starters", "check (or --write) the starters in chapters/ against solutions/");
   starters->add_flag("--write", write, "regenerate the starters that differ");
 
+  // A student copy offers the student's commands: the instructor's are left out of --help, and
+  // refused at once, in one line, rather than building for a minute to fail every check.
+  if (is_student_copy()) {
+    for (auto* instructors : {grade, release}) instructors->group("");
+    if (argc > 1 && (std::string(argv[1]) == "grade" || std::string(argv[1]) == "release")) {
+      std::cerr << "cdplab: '" << argv[1] << "' is an instructor's command, for the project with its solutions/; "
+                << "this student copy has none (your own work: cdplab check)\n";
+      return kUsageError;
+    }
+  }
+
   // A first word that is no command: say so, with the command it is likely a slip of.
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> commands;

@@ -71,6 +71,11 @@ TEST_CASE("release text leaves out the parts of the project's Markdown that spea
   CHECK(readme.find("cdplab grade CLASS") == std::string::npos);
   CHECK(readme.find("project-only") == std::string::npos);
   CHECK(readme.find("cdplab check") != std::string::npos);
+  // Its Quick start offers the student's commands, not the project's own tests.
+  CHECK(readme.find("cmake --workflow --preset test") == std::string::npos);
+  CHECK(readme.find("release-only") == std::string::npos);
+  CHECK(readme.find("./cdplab                         # start at the first exercise not done") != std::string::npos);
+  CHECK(cdplab::release::without_project_parts("a\n<!-- release-only\nkept\n/release-only -->\nb\n") == "a\nkept\nb\n");
 }
 
 TEST_CASE("release presets drop the solutions and test the student's chapters") {
@@ -128,12 +133,22 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
   const auto listed = run_in(copy, {cli, "list"});
   CHECK(listed.ok());
   CHECK(listed.output.find("not started") != std::string::npos);
+  // The instructor's commands are neither offered nor run: one line, at once.
+  const auto help = run_in(copy, {cli, "--help"});
+  CHECK(help.ok());
+  CHECK(help.output.find("  check") != std::string::npos);
+  CHECK(help.output.find("  grade") == std::string::npos);
+  CHECK(help.output.find("  release") == std::string::npos);
+  const auto graded = run_in(copy, {cli, "grade", "chapters"});
+  CHECK(graded.exit_code == 2);
+  CHECK(graded.output == "cdplab: 'grade' is an instructor's command, for the project with its solutions/; this "
+                         "student copy has none (your own work: cdplab check)\n");
 
   // The copy describes itself: no solutions/ in its README, and `starters` compares with the
   // starters as released.
   const std::string readme = cdplab::files::read_text(copy / "README.md");
   CHECK(readme.find("solutions/") == std::string::npos);
-  CHECK(readme.find("run every check of the workbook") != std::string::npos);
+  CHECK(readme.find("start at the first exercise not done") != std::string::npos);
   std::ofstream(starter, std::ios::app) << "\n// more of my work\n";
   const auto starters = run_in(copy, {cli, "starters"});
   INFO(starters.output);

@@ -97,6 +97,8 @@ std::string without_project_parts(const std::string& markdown) {
       inside = true;
       continue;
     }
+    // A release-only part is an HTML comment in the project's own page: the release keeps its lines.
+    if (!inside && (line.rfind("<!-- release-only", 0) == 0 || line.rfind("/release-only -->", 0) == 0)) continue;
     if (inside) {
       if (line.rfind("<!-- /project-only -->", 0) == 0) inside = false;
       continue;
@@ -135,12 +137,9 @@ Released make_release(const fs::path& root, const fs::path& target) {
     std::ofstream(staging / "CMakePresets.json", std::ios::binary)
         << release_presets(files::read_text(root / "CMakePresets.json"));
     released.notes.push_back("CMakePresets.json: the solution presets removed; the test preset runs the checks on chapters/");
-    std::string readme = without_project_parts(files::read_text(staging / "README.md"));
-    const std::string project_tests = "# run the project's own tests (no GPU needed; GPU tests are skipped)";
-    if (const auto at = readme.find(project_tests); at != std::string::npos)
-      readme.replace(at, project_tests.size(), "# run every check of the workbook (GPU checks are skipped without a GPU)");
+    const std::string readme = without_project_parts(files::read_text(staging / "README.md"));
     std::ofstream(staging / "README.md", std::ios::binary) << readme;
-    released.notes.push_back("README.md: the parts about solutions/ and grading left out; the test command says what it runs in this copy");
+    released.notes.push_back("README.md: the parts about solutions/, grading and the project's tests left out");
     if (fs::exists(target)) fs::remove(target);
     fs::rename(staging, target);
   } catch (...) {

@@ -35,9 +35,11 @@ Released make_release(const std::filesystem::path& root, const std::filesystem::
 std::string release_presets(const std::string& presets_json);
 
 /// The release's text of a Markdown file: every part between a line that starts with
-/// `<!-- project-only` and the next `<!-- /project-only -->` line (both included) left out, and
-/// the blank lines doubled by a removal made single. Throws std::runtime_error on a block that
-/// does not end.
+/// `<!-- project-only` and the next `<!-- /project-only -->` line (both included) left out; the
+/// lines of a release-only part (an HTML comment in the project's page, from a line that starts
+/// with `<!-- release-only` to one that starts with `/release-only -->`) kept without those two;
+/// and the blank lines doubled by a removal made single. Throws std::runtime_error on a
+/// project-only block that does not end.
 std::string without_project_parts(const std::string& markdown);
 
 }  // namespace cdplab::release
