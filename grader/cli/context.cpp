@@ -1,6 +1,8 @@
 #include "context.h"
 
 #include "build_config.h"
+#include "report/report.h"
+#include "report/text.h"
 
 #include <unistd.h>
 
@@ -29,6 +31,13 @@ Context make_context(int jobs) {
     throw UsageError(std::string("cannot read the chapter manifests: ") + error.what());
   }
   return ctx;
+}
+
+std::string wrapped(const std::string& text, std::size_t hanging) {
+  std::string out;
+  for (const auto& line : report::text::wrap_lines(text, report::terminal_width(), hanging)) out += line + "\n";
+  if (!text.empty() && text.back() != '\n' && !out.empty()) out.pop_back();
+  return out;
 }
 
 bool is_student_copy() {

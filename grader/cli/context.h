@@ -67,6 +67,11 @@ int exit_code_for(const grading::GradeReport& report);
 int build_and_exec(const grading::BuildTree& tree, const std::string& target, const std::string& executable,
                    const std::vector<std::string>& args, const std::string& what);
 
+/// `text` wrapped to the terminal's width (report::terminal_width: COLUMNS, the terminal, else
+/// 100 columns), a line's pieces after its first indented by `hanging` more spaces; never splits
+/// a word. Ends with a newline when `text` does.
+std::string wrapped(const std::string& text, std::size_t hanging = 0);
+
 /// Prints progress lines to stderr ("child-grids: compiling").
 void print_progress(const manifest::Exercise& exercise, const std::string& stage);
 

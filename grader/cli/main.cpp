@@ -1,6 +1,7 @@
 // cdplab: check your CDP exercises, get hints, reset a file, grade a submission, inspect the
 // launch graph of any .cu file. `cdplab --help` lists the commands.
 #include "commands.h"
+#include "help_formatter.h"
 
 #include "process/process.h"
 
@@ -8,12 +9,14 @@
 
 #include <algorithm>
 #include <iostream>
+#include <memory>
 
 int main(int argc, char** argv) {
   using namespace cdplab::cli;
   // A program of a submission that detaches a process leaves it to cdplab, which ends it.
   cdplab::process::end_left_behind_processes();
   CLI::App app{"cdplab: the CUDA Dynamic Parallelism workbook and its grader"};
+  app.formatter(std::make_shared<WrappingFormatter>());  // before the commands: they take it from here
   // No command: the student's loop at the first exercise not done (run_next_exercise).
   app.require_subcommand(0, 1);
   int jobs = 0;

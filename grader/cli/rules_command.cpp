@@ -51,7 +51,7 @@ int run_rules(Context& ctx, const std::string& file, bool dot, const std::string
     std::cout << rules::to_dot(graph);
     return kAllPassed;
   }
-  std::cout << rules::describe(graph);
+  std::cout << wrapped(rules::describe(graph), 4);
 
   const manifest::Exercise* exercise =
       exercise_name.empty() ? exercise_of(ctx.book, source) : &find_exercise(ctx.book, exercise_name);
@@ -63,11 +63,11 @@ int run_rules(Context& ctx, const std::string& file, bool dot, const std::string
   int failed = 0;
   for (const auto& rule : exercise->rules) {
     const auto verdict = rules::evaluate(rule, graph);
-    std::cout << (verdict.passed ? "  [pass] " : "  [FAIL] ") << verdict.expected << "\n";
+    std::cout << wrapped((verdict.passed ? "  [pass] " : "  [FAIL] ") + verdict.expected + "\n", 7);
     if (!verdict.passed) {
       ++failed;
-      std::cout << "         found: " << verdict.found << "\n";
-      if (!rule.message.empty()) std::cout << "         " << rule.message << "\n";
+      std::cout << wrapped("         found: " + verdict.found + "\n", 7);
+      if (!rule.message.empty()) std::cout << wrapped("         " + rule.message + "\n");
     }
   }
   return failed == 0 ? kAllPassed : kSomeFailed;

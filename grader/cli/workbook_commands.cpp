@@ -99,14 +99,15 @@ int run_hint(Context& ctx, const std::string& name, bool all) {
   const int total = static_cast<int>(e.hints.size());
   const int seen = progress.hints_seen(e.id);
   const int show = all ? total : std::min(total, seen + 1);
-  std::cout << e.title << " (" << e.path() << ")\n";
-  for (int i = 0; i < show; ++i) std::cout << "\nhint " << i + 1 << " of " << total << ": " << e.hints[i] << "\n";
+  std::cout << wrapped(e.title + " (" + e.path() + ")\n", 2);
+  for (int i = 0; i < show; ++i)
+    std::cout << "\n" << wrapped("hint " + std::to_string(i + 1) + " of " + std::to_string(total) + ": " + e.hints[i] + "\n");
   if (show < total) std::cout << "\n(`cdplab hint " << e.id << "` again for the next one)\n";
   else if (!all && seen >= total)
     std::cout << "\n(that was the last of the " << total << " hints: all of them again, above)\n";
   if (!e.course.empty()) {
     std::cout << "\nCourse material:\n";
-    for (const auto& c : e.course) std::cout << "  " << c << "\n";
+    for (const auto& c : e.course) std::cout << wrapped("  " + c + "\n", 2);
   }
   progress.set_hints_seen(e.id, std::max(seen, show));
   progress.save();

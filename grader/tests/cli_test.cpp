@@ -3,6 +3,7 @@
 #include "files/files.h"
 #include "process/process.h"
 #include "report/report.h"
+#include "report/text.h"
 #include "starters/given_code.h"
 
 #include <doctest/doctest.h>
@@ -296,6 +297,45 @@ TEST_CASE("cdplab hint shows hints one at a time") {
   // Every hint seen: the next call shows them again and says that no other is left.
   const auto again = cdplab_cli({"hint", "child-grids"});
   CHECK(again.output.find("that was the last of the 3 hints") != std::string::npos);
+}
+
+// Text for a terminal wraps to its width: 100 columns when the output is no terminal (here, a
+// pipe), COLUMNS when set; a description goes on under its column, no word is split.
+TEST_CASE("cdplab wraps --help, hint and rules to the width, never splitting a word") {
+  const auto widest = [](const std::string& text) {
+    std::size_t most = 0;
+    for (const auto& line : cdplab::report::text::split_lines(text))
+      most = std::max(most, cdplab::report::text::display_width(line));
+    return most;
+  };
+  const auto with_columns = [](std::vector<std::string> args, const std::string& columns) {
+    args.insert(args.begin(), CDPLAB_CLI);
+    cdplab::process::Options options;
+    options.timeout_seconds = 120;
+    if (!columns.empty()) options.env["COLUMNS"] = columns;
+    return cdplab::process::run(args, options);
+  };
+  const auto help = with_columns({"grade", "--help"}, "");
+  REQUIRE(help.ok());
+  CHECK(widest(help.output) <= 100);
+  CHECK(widest(help.output) > 80);  // it fills the width it has
+  CHECK(help.output.find("\n                              ") != std::string::npos);  // continued under the column
+  const auto narrow = with_columns({"grade", "--help"}, "80");
+  CHECK(widest(narrow.output) <= 80);
+  // The same words in the same order, only the line breaks moved.
+  const auto words = [](const std::string& text) {
+    std::istringstream in(text);
+    std::vector<std::string> out;
+    for (std::string word; in >> word;) out.push_back(word);
+    return out;
+  };
+  CHECK(words(narrow.output) == words(help.output));
+  const auto hint = with_columns({"hint", "child-grids", "--all"}, "60");
+  CHECK(hint.ok());
+  CHECK(widest(hint.output) <= 60);
+  const auto rules = with_columns({"rules", (kRoot / "chapters/01-fundamentals/child_grids.cu").string()}, "70");
+  INFO(rules.output);
+  CHECK(widest(rules.output) <= 70);
 }
 
 TEST_CASE("cdplab starters agrees with the committed starters") {

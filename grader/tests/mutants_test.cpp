@@ -302,11 +302,26 @@ RulesVerdict judge_rules(const fs::path& file, const std::string& exercise_id) {
   // Exit 0: every rule passed (or the exercise has none); 1 with the verdicts printed: some
   // failed; anything else, a file that did not compile.
   verdict.compiled = result.ok() || (result.exit_code == 1 && result.output.find("\nRules of ") != std::string::npos);
+  // A failed rule's line, and the lines it wraps onto (under it, up to its "found:" line).
   std::istringstream lines(result.output);
   const std::string mark = "  [FAIL] ";
+  const std::string under(mark.size(), ' ');
+  std::string rule;
+  const auto done = [&] {
+    if (!rule.empty()) verdict.failed.insert(rule);
+    rule.clear();
+  };
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(mark, 0) == 0) verdict.failed.insert(line.substr(mark.size()));
+    if (line.rfind(mark, 0) == 0) {
+      done();
+      rule = line.substr(mark.size());
+    } else if (!rule.empty() && line.rfind(under, 0) == 0 && line.rfind(under + "found: ", 0) != 0) {
+      rule += " " + line.substr(under.size());
+    } else {
+      done();
+    }
   }
+  done();
   return verdict;
 }
 

@@ -97,6 +97,15 @@ TEST_CASE("report text labels and exercise paths") {
 TEST_CASE("report text display_width counts code points") {
   CHECK(text::display_width("abc") == 3);
   CHECK(text::display_width("\xE2\x9C\x93 ok") == 4);
+  CHECK(text::display_width("\xE7\xAF\x84\xE4\xBE\x8B:") == 5);  // two CJK characters take two columns each
+}
+
+TEST_CASE("report text wrap_lines cuts at spaces, keeps the indent, and hangs the rest") {
+  CHECK(text::wrap_lines("short", 10) == std::vector<std::string>{"short"});
+  CHECK(text::wrap_lines("one two three four", 9) == std::vector<std::string>{"one two", "three", "four"});
+  CHECK(text::wrap_lines("  one two three", 9) == std::vector<std::string>{"  one two", "  three"});
+  CHECK(text::wrap_lines("hint: one two three", 10, 2) == std::vector<std::string>{"hint: one", "  two", "  three"});
+  CHECK(text::wrap_lines("unbreakable-name-here x", 5) == std::vector<std::string>{"unbreakable-name-here", "x"});
 }
 
 TEST_CASE("report text summary names the device or why GPU checks were skipped") {

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -58,28 +60,23 @@ std::string columns(const std::string& left, std::size_t left_width, std::size_t
   return left + spaces(std::max(column, left_width) - left_width + gap) + right;
 }
 
-/// The lines of `text`, each cut at spaces into pieces of at most `width` columns (a word longer
-/// than that stays whole).
-std::vector<std::string> wrapped(const std::string& text, std::size_t width) {
-  std::vector<std::string> out;
-  for (const auto& line : text::split_lines(text)) {
-    if (text::display_width(line) <= width) {
-      out.push_back(line);
+std::vector<std::string> wrapped(const std::string& text, std::size_t width) { return text::wrap_lines(text, width); }
+
+/// `names` joined by ", " in lines of at most `width` columns, broken only between two names (a
+/// name is never split unless it alone is wider than a line).
+std::vector<std::string> wrapped_names(const std::vector<std::string>& names, std::size_t width) {
+  std::vector<std::string> out{""};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string piece = names[i] + (i + 1 < names.size() ? "," : "");
+    const bool fits = text::display_width(out.back()) + (out.back().empty() ? 0 : 1) + text::display_width(piece) <= width;
+    if (!out.back().empty() && !fits) out.emplace_back();
+    if (text::display_width(piece) > width && out.back().empty()) {
+      const auto pieces = text::wrap_lines(piece, width);
+      out.back() = pieces.front();
+      out.insert(out.end(), pieces.begin() + 1, pieces.end());
       continue;
     }
-    const auto indent = line.find_first_not_of(' ');
-    const std::string lead = line.substr(0, indent == std::string::npos ? 0 : indent);
-    std::string current = lead;
-    std::istringstream words(line.substr(lead.size()));
-    for (std::string word; words >> word;) {
-      const bool first = current.size() == lead.size();
-      if (!first && text::display_width(current) + 1 + text::display_width(word) > width) {
-        out.push_back(current);
-        current = lead;
-      }
-      current += (current.size() == lead.size() ? "" : " ") + word;
-    }
-    out.push_back(current);
+    out.back() += (out.back().empty() ? "" : " ") + piece;
   }
   return out;
 }
@@ -101,8 +98,9 @@ void write_problem(std::ostream& out, const ExerciseResult& exercise, const Styl
   }
 }
 
+/// `said`: the reasons for skips already given in this report (each is given once).
 void write_items(std::ostream& out, const ExerciseResult& exercise, const Style& style,
-                 const TerminalOptions& options) {
+                 const TerminalOptions& options, std::set<std::string>& said) {
   std::size_t label_column = 0, score_width = 0;
   for (const auto& item : exercise.items) {
     label_column = std::max(label_column, text::display_width(text::plain(text::item_label(item))));
@@ -126,19 +124,19 @@ void write_items(std::ostream& out, const ExerciseResult& exercise, const Style&
     const std::string feedback = text::plain(item.feedback);
     // Skipped items in a row for the same reason (every GPU check without a GPU) take one line:
     // their names, and their points together.
-    std::string name = text::plain(text::item_label(item));
+    std::vector<std::string> names = {text::plain(text::item_label(item))};
     double points = item.points;
     double max_points = item.max_points;
     if (item.outcome == Outcome::skipped) {
       while (at + 1 < items.size() && items[at + 1].outcome == Outcome::skipped &&
              text::plain(items[at + 1].feedback) == feedback) {
         ++at;
-        name += ", " + text::plain(text::item_label(items[at]));
+        names.push_back(text::plain(text::item_label(items[at])));
         points += items[at].points;
         max_points += items[at].max_points;
       }
     }
-    const auto label = wrapped(name, label_column);
+    const auto label = names.size() == 1 ? wrapped(names.front(), label_column) : wrapped_names(names, label_column);
     out << "  " << style.marker(item.outcome) << " "
         << columns(label.front(), text::display_width(label.front()), label_column,
                    text::format_score(points, max_points))
@@ -149,13 +147,15 @@ void write_items(std::ostream& out, const ExerciseResult& exercise, const Style&
       write_indented(out, feedback, feedback_indent, options.width, &style);
       continue;
     }
-    // A problem fails every item with the same reason: say it once.
-    if (feedback == previous_feedback) {
+    // A problem fails every item with the same reason, and every GPU check of a report is
+    // skipped for the same one: say it once.
+    if (feedback == previous_feedback || said.count(feedback) > 0) {
       out << spaces(feedback_indent) << style.dim("(same as above)") << "\n";
       continue;
     }
     write_indented(out, feedback, feedback_indent, options.width);
     previous_feedback = feedback;
+    if (item.outcome == Outcome::skipped) said.insert(feedback);
   }
   if (hidden > 0) {
     out << "  " << style.dim("(" + std::to_string(hidden) + " passed " + (hidden == 1 ? "item" : "items") +
@@ -165,7 +165,7 @@ void write_items(std::ostream& out, const ExerciseResult& exercise, const Style&
 }
 
 void write_exercise(std::ostream& out, const ExerciseResult& exercise, std::size_t header_column,
-                    const Style& style, const TerminalOptions& options) {
+                    const Style& style, const TerminalOptions& options, std::set<std::string>& said) {
   const std::string file = text::plain(exercise.file.empty() ? text::exercise_path(exercise) : exercise.file);
   const std::string title = text::plain(exercise.title);
   // The file in bold, the title after it; what of a long title does not fit goes on below.
@@ -181,7 +181,7 @@ void write_exercise(std::ostream& out, const ExerciseResult& exercise, std::size
 
   if (!exercise.problem.empty()) write_problem(out, exercise, style);
   if (exercise.items.empty() && exercise.problem.empty()) out << "  " << style.dim("(nothing graded)") << "\n";
-  write_items(out, exercise, style, options);
+  write_items(out, exercise, style, options, said);
 
   if (text::has_failure(exercise) && !exercise.hint.empty()) {
     const auto hint = wrapped(text::plain(exercise.hint), options.width > 28 ? options.width - 8 : 20);
@@ -200,6 +200,12 @@ std::size_t header_width(const ExerciseResult& exercise) {
 }  // namespace
 
 std::size_t terminal_width() {
+  // COLUMNS, when exported, wins (a pager's width, a narrow window in a script); then the
+  // terminal's own; 100 when the output is no terminal (a file, a pipe, a CI log).
+  if (const char* columns = std::getenv("COLUMNS")) {
+    const long value = std::strtol(columns, nullptr, 10);
+    if (value >= 40 && value <= 1000) return static_cast<std::size_t>(value);
+  }
   winsize size{};
   if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 40) return size.ws_col;
   return 100;
@@ -218,8 +224,9 @@ std::string render_terminal(const GradeReport& report, const TerminalOptions& op
     header_column = options.width > score_width + 3 + 30 ? options.width - score_width - 3 : 30;
 
   if (report.exercises.empty()) out << "No exercises were graded.\n\n";
+  std::set<std::string> said;
   for (const auto& exercise : report.exercises) {
-    write_exercise(out, exercise, header_column, style, options);
+    write_exercise(out, exercise, header_column, style, options, said);
     out << "\n";
   }
 

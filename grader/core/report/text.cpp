@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 namespace cdplab::report::text {
 
@@ -173,9 +174,41 @@ std::string first_line(std::string_view text, std::size_t max_chars) {
   return line;
 }
 
+std::vector<std::string> wrap_lines(std::string_view text, std::size_t width, std::size_t hanging) {
+  std::vector<std::string> out;
+  for (const auto& line : split_lines(text)) {
+    if (display_width(line) <= width) {
+      out.push_back(line);
+      continue;
+    }
+    const auto indent = line.find_first_not_of(' ');
+    const std::string lead = line.substr(0, indent == std::string::npos ? 0 : indent);
+    std::string start = lead;  // of the line being filled: the lead, then the lead and the hanging indent
+    std::string current = start;
+    std::istringstream words(line.substr(lead.size()));
+    for (std::string word; words >> word;) {
+      const bool first = current.size() == start.size();
+      if (!first && display_width(current) + 1 + display_width(word) > width) {
+        out.push_back(current);
+        start = lead + std::string(hanging, ' ');
+        current = start;
+      }
+      current += (current.size() == start.size() ? "" : " ") + word;
+    }
+    out.push_back(current);
+  }
+  return out;
+}
+
 std::size_t display_width(std::string_view text) {
+  // East Asian wide characters (CJK, Hangul, full-width forms) take two columns.
+  const auto wide = [](long cp) {
+    return (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
+           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+           (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x20000 && cp <= 0x3FFFD);
+  };
   std::size_t width = 0;
-  for (std::size_t pos = 0; pos < text.size(); ++width) next_code_point(text, pos);
+  for (std::size_t pos = 0; pos < text.size();) width += wide(next_code_point(text, pos)) ? 2 : 1;
   return width;
 }
 

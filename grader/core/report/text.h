@@ -44,7 +44,12 @@ std::vector<std::string> split_lines(std::string_view text);
 /// The first line of `text`, cut to at most `max_chars` code points ("..." marks a cut).
 std::string first_line(std::string_view text, std::size_t max_chars);
 
-/// Columns a string takes in a terminal: one per code point (no wide characters in reports).
+/// The lines of `text`, each cut at spaces into pieces of at most `width` columns, keeping each
+/// line's leading spaces on its pieces and `hanging` more on all but its first (a word longer
+/// than `width` stays whole).
+std::vector<std::string> wrap_lines(std::string_view text, std::size_t width, std::size_t hanging = 0);
+
+/// Columns a string takes in a terminal: one per code point, two for an East Asian wide one.
 std::size_t display_width(std::string_view text);
 
 /// Points without needless decimals: "3", "2.5", "0.33" (at most two decimals).
