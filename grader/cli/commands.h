@@ -52,8 +52,10 @@ int run_check(Context& ctx, const GradeArgs& args);
 int run_watch(Context& ctx, const std::string& exercise, const GradeArgs& args);
 
 /// This cdplab's own build tree, its index read (and configured again when exercise files were
-/// added or removed since); UsageError when it cannot be used.
-grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises);
+/// added or removed since); UsageError when it cannot be used. Its builds say how far they are
+/// on stderr unless `show_build_progress` is false.
+grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises,
+                                 bool show_build_progress = true);
 /// Grades `exercises` in `tree` as `cdplab check` does: records the progress, prints the report
 /// and, in the terminal, what to fix next.
 grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tree,

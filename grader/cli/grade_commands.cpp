@@ -129,8 +129,12 @@ std::optional<sandbox::Kit> grading_sandbox(const Context& ctx, const GradeArgs&
 
 }  // namespace
 
-grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises) {
+grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises,
+                                 bool show_build_progress) {
   grading::BuildTree tree(ctx.root, ctx.own_build, ctx.toolchain);
+  // A first build takes minutes: say how far it is.
+  if (show_build_progress)
+    tree.set_build_progress([](const std::string& line) { std::cerr << "cdplab: building: " << line << "\n"; });
   try {
     tree.load_index();
   } catch (const std::exception& error) {
@@ -146,7 +150,7 @@ grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const man
 
 int run_check(Context& ctx, const GradeArgs& args) {
   const auto exercises = select_exercises(ctx.book, args.names);
-  const grading::BuildTree tree = open_own_tree(ctx, exercises);
+  const grading::BuildTree tree = open_own_tree(ctx, exercises, !args.quiet);
   if (!args.quiet) std::cerr << "cdplab: checking " << tree.exercise_dir() << "\n";
   const std::string missing = missing_chapters_note(ctx.book);
   std::cerr << missing;

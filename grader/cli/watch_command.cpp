@@ -110,7 +110,7 @@ int run_watch(Context& ctx, const std::string& exercise, const GradeArgs& args) 
   for (const auto& chapter : ctx.book.chapters)
     for (const auto& e : chapter.exercises) all.push_back(&e);
   const manifest::Exercise* current = exercise.empty() ? next_unfinished(ctx) : &find_exercise(ctx.book, exercise);
-  const grading::BuildTree tree = open_own_tree(ctx, all);
+  const grading::BuildTree tree = open_own_tree(ctx, all, !args.quiet);
 
   if (pipe2(g_stop_pipe, O_CLOEXEC) != 0) throw UsageError(std::string("cannot make a pipe: ") + std::strerror(errno));
   struct sigaction action {};

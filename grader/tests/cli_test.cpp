@@ -373,6 +373,21 @@ TEST_CASE("./cdplab stays quiet when the tool is up to date, and shows a failed 
   CHECK(failed.output.find("error: the compiler said no") != std::string::npos);
   CHECK(failed.output.find("building the tool failed") != std::string::npos);
   CHECK(failed.output.find("the tool ran") == std::string::npos);
+
+  // A first run (no tool yet): the build's own lines as they come, and the time it took.
+  fs::remove(dir / "build" / "student" / "grader" / "cli" / "cdplab");
+  script(dir / "bin" / "cmake",
+         "if [ ! -x tool-made ]; then echo '[1/2] Building CXX object main.cpp.o'; echo '[2/2] Linking CXX executable cdplab'\n"
+         "  printf '#!/bin/sh\\necho \"the tool ran: $*\"\\n' > build/student/grader/cli/cdplab\n"
+         "  chmod +x build/student/grader/cli/cdplab; touch tool-made; fi\n");
+  options.working_directory = dir.string();
+  const auto first = cdplab::process::run({(dir / "cdplab").string(), "list"}, options);
+  INFO(first.output);
+  CHECK(first.exit_code == 0);
+  CHECK(first.output.find("cdplab: building the tool (first run") != std::string::npos);
+  CHECK(first.output.find("[1/2] Building CXX object main.cpp.o") != std::string::npos);
+  CHECK(first.output.find("cdplab: the tool is built (") != std::string::npos);
+  CHECK(first.output.find("the tool ran: list") != std::string::npos);
 }
 
 TEST_CASE("cdplab alone checks the first exercise not done, and says which") {

@@ -488,6 +488,26 @@ TEST_CASE("a new build tree takes the compiler checks of the grader's own tree a
   if (saved != nullptr) setenv("CUDAHOSTCXX", saved_value.c_str(), 1);
 }
 
+// A student's first build takes minutes: the tree passes on the build tool's own step count.
+TEST_CASE("a build tree reports how far its build is, from the build tool's step count") {
+  namespace fs = std::filesystem;
+  const fs::path dir = cdplab::testing::empty_folder(fs::path(CDPLAB_TEST_BINARY_DIR) / "work" / "build-progress");
+  // A stand-in for cmake --build: Ninja's status lines, one of them cut across two writes.
+  cdplab::testing::write_file(dir / "cmake", "#!/bin/sh\nprintf '[1/3] Building CUDA object a.o\\n[2/'\n"
+                                             "sleep 0.2\nprintf '3] Building b.o\\nwarning: [x/y] is no step\\n'\n"
+                                             "printf '[3/3] Linking c\\n'\n");
+  fs::permissions(dir / "cmake", fs::perms::owner_all);
+  Toolchain tools;
+  tools.cmake = (dir / "cmake").string();
+  BuildTree tree(dir, dir / "tree", tools);
+  std::vector<std::string> lines;
+  tree.set_build_progress([&](const std::string& line) { lines.push_back(line); });
+  CHECK(tree.build({"all"}, 30).ok());
+  REQUIRE_FALSE(lines.empty());
+  CHECK(lines.back().rfind("3 of 3 steps, ", 0) == 0);  // the last step is always shown
+  CHECK(lines.size() <= 2);  // at most every 5 s, and the last
+}
+
 // A host parts' program past its limits (here: more processes than a host part may start) is
 // ended by the grader, which leaves the reason in the folder of its pipes, where the check reads it.
 TEST_CASE("check process: a host parts' process past its limits is ended, and the check is told which limit") {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,6 +101,9 @@ class BuildTree {
   /// processes, the build tree's size): every grading's tree, boxed or not; never a student's own.
   void set_budgeted(bool budgeted) { budgeted_ = budgeted; }
   bool budgeted() const { return budgeted_; }
+  /// Called while a build runs, at most every few seconds: "41 of 312 steps, 35 s" (from the
+  /// build tool's own count; Ninja's "[41/312]"). A student's tree shows it; a class's does not.
+  void set_build_progress(std::function<void(const std::string& line)> progress) { build_progress_ = std::move(progress); }
   /// `argv` as it runs in the tree's box (a bwrap command line starting in `working_directory`,
   /// or where the caller is when that is empty); `argv` unchanged when the tree has no box.
   std::vector<std::string> in_box(std::vector<std::string> argv, const std::string& working_directory = "") const;
@@ -146,6 +150,7 @@ class BuildTree {
   std::optional<sandbox::Box> check_box_;
   std::optional<sandbox::Box> host_parts_box_;
   bool budgeted_ = false;
+  std::function<void(const std::string&)> build_progress_;
 };
 
 /// Escapes a string for use inside a CTest regular expression.

@@ -325,7 +325,10 @@ Result run(const std::vector<std::string>& argv, const Options& options) {
       pollfd p{fds[0], POLLIN, 0};
       if (poll(&p, 1, wait_ms) > 0) {
         const ssize_t n = read(fds[0], buffer, sizeof buffer);
-        if (n > 0) append_capped(result, buffer, static_cast<std::size_t>(n), options.output_limit);
+        if (n > 0) {
+          append_capped(result, buffer, static_cast<std::size_t>(n), options.output_limit);
+          if (options.on_output) options.on_output(std::string(buffer, static_cast<std::size_t>(n)));
+        }
         else if (n == 0 || errno != EINTR) open_pipe = false;
       }
     } else {

@@ -36,6 +36,9 @@ struct Options {
   /// processes and the size of the tree it writes.
   std::function<std::string(int pid)> watch;
   double watch_seconds = 1;
+  /// Called with each piece of output as it arrives (before the cap), in the thread of run():
+  /// progress shown while a long program runs.
+  std::function<void(const std::string& piece)> on_output;
 };
 
 struct Result {
