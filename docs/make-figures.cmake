@@ -93,7 +93,7 @@ foreach(chapter IN LISTS chapters)
           file(COPY "${svg}" DESTINATION "${RECORD_DIR}/${chapter}")
         endforeach()
         file(WRITE "${RECORD_DIR}/${chapter}/source.txt"
-             "drawn by `demo-${chapter}` from the exercises in `${exercise_folder}/`, on ${device}, on ${today}\n")
+             "drawn by `demo-${chapter}` from the reference solutions, on ${device}, on ${today}\n")
       endif()
     elseif(recorded)
       set(source "an earlier run")

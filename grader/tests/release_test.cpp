@@ -105,6 +105,20 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
   CHECK_FALSE(fs::exists(copy / ".ci"));
   CHECK_FALSE(fs::exists(copy / "build"));
   CHECK(fs::exists(copy / "grader" / "suites" / "01-fundamentals" / "child_grids_test.cpp"));
+  // The instructor's pages stay behind, and no page of the copy links to them or keeps a marker.
+  for (const char* page : {"instructor-guide.md", "grading-a-class.md", "authoring.md", "slide-map.md"})
+    CHECK_FALSE(fs::exists(copy / "docs" / page));
+  CHECK(fs::exists(copy / "docs" / "migration.md"));
+  for (const auto& entry : fs::recursive_directory_iterator(copy)) {
+    if (entry.path().extension() != ".md") continue;
+    const std::string text = cdplab::files::read_text(entry.path());
+    INFO(entry.path().string());
+    for (const char* gone : {"@ref instructor_guide", "@ref grading_class", "@ref authoring", "@ref slide_map",
+                             "project-only", "release-only", "--preset test"})
+      CHECK(text.find(gone) == std::string::npos);
+  }
+  CHECK(cdplab::files::read_text(copy / "docs" / "mainpage.md").find("./cdplab                         # starts at") !=
+        std::string::npos);
   const fs::path starter = copy / "chapters" / "01-fundamentals" / "child_grids.cu";
   CHECK(cdplab::files::read_text(starter) ==
         cdplab::files::read_text(kRoot / "chapters" / "01-fundamentals" / "child_grids.cu"));

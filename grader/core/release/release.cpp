@@ -23,6 +23,16 @@ const char* const kIncluded[] = {
     "grader/oracles", "grader/probe", "grader/bench",
 };
 
+/// The instructor's pages: how the project is checked, graded and written, and the slide map.
+/// The release's pages leave them out, and their links to them are project-only parts.
+const char* const kInstructorPages[] = {"docs/instructor-guide.md", "docs/grading-a-class.md", "docs/authoring.md",
+                                        "docs/slide-map.md"};
+
+bool is_instructor_page(const fs::path& relative) {
+  return std::find(std::begin(kInstructorPages), std::end(kInstructorPages), relative.generic_string()) !=
+         std::end(kInstructorPages);
+}
+
 bool is_build_output(const fs::path& relative) {
   for (const auto& part : relative)
     if (part == "build" || part.string().rfind(".backup-", 0) == 0 || part == ".git") return true;
@@ -34,9 +44,13 @@ void copy_tree(const fs::path& root, const fs::path& item, const fs::path& targe
   if (!fs::exists(from)) return;
   const auto copy_one = [&](const fs::path& file) {
     const fs::path relative = fs::relative(file, root);
-    if (is_build_output(relative)) return;
+    if (is_build_output(relative) || is_instructor_page(relative)) return;
     fs::create_directories((target / relative).parent_path());
-    fs::copy_file(file, target / relative, fs::copy_options::overwrite_existing);
+    if (relative.extension() == ".md") {  // the students' text: the project-only parts left out
+      std::ofstream(target / relative, std::ios::binary) << without_project_parts(files::read_text(file));
+    } else {
+      fs::copy_file(file, target / relative, fs::copy_options::overwrite_existing);
+    }
     fs::permissions(target / relative, fs::status(file).permissions());
     released.copied.push_back(relative);
   };
@@ -137,9 +151,8 @@ Released make_release(const fs::path& root, const fs::path& target) {
     std::ofstream(staging / "CMakePresets.json", std::ios::binary)
         << release_presets(files::read_text(root / "CMakePresets.json"));
     released.notes.push_back("CMakePresets.json: the solution presets removed; the test preset runs the checks on chapters/");
-    const std::string readme = without_project_parts(files::read_text(staging / "README.md"));
-    std::ofstream(staging / "README.md", std::ios::binary) << readme;
-    released.notes.push_back("README.md: the parts about solutions/, grading and the project's tests left out");
+    released.notes.push_back("README.md and the pages: the parts about solutions/, grading and the project's tests "
+                             "left out, and the instructor's pages");
     if (fs::exists(target)) fs::remove(target);
     fs::rename(staging, target);
   } catch (...) {
