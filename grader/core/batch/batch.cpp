@@ -201,6 +201,20 @@ void write_student_files(const fs::path& dir, const std::string& student, const 
   files::write_whole(dir / "result.json", result);  // last: it marks the student done
 }
 
+namespace {
+
+/// What the roster says of a student, in the student's row: IDs, name, login, email, section.
+void take_roster_entry(report::ClassRow& row, const RosterEntry& entry) {
+  row.id = entry.id;
+  row.full_name = entry.name;
+  row.login = entry.login;
+  row.email = entry.email;
+  row.section = entry.section;
+  row.canvas_id = entry.canvas_id;
+}
+
+}  // namespace
+
 std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
                                                   const std::function<void(const std::string&)>& log) {
   const auto say = [&](const std::string& line) {
@@ -249,12 +263,7 @@ std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
         unlisted.push_back(row.student);
         continue;
       }
-      row.id = entry->id;
-      row.full_name = entry->name;
-      row.login = entry->login;
-      row.email = entry->email;
-      row.section = entry->section;
-      row.canvas_id = entry->canvas_id;
+      take_roster_entry(row, *entry);
       if (const auto when = parse_time(entry->submitted)) row.submitted_at = utc_stamp(*when);  // the platform's record
     }
     for (const auto& entry : roster->entries) {
@@ -262,12 +271,7 @@ std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
       report::ClassRow row;
       row.student = entry.student;
       row.submitted = false;
-      row.id = entry.id;
-      row.full_name = entry.name;
-      row.login = entry.login;
-      row.email = entry.email;
-      row.section = entry.section;
-      row.canvas_id = entry.canvas_id;
+      take_roster_entry(row, entry);
       rows.push_back(std::move(row));
     }
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.student < b.student; });
