@@ -1,9 +1,13 @@
-# Draws the pictures of the documentation and writes the page that shows them (figures.md).
+# Draws the pictures of the documentation and writes the page that shows them (figures.md). The
+# lessons show their exercises' launch graphs from images/ too: expected-CHAPTER-STEM.svg (what
+# the lesson expects) beside launch-graph-CHAPTER-STEM.svg (what this build compiled).
 # Run by the docs_figures target as `cmake -DINPUT=<figures-input.cmake> -P make-figures.cmake`;
 # INPUT sets:
 #   FIGURE_OUT    the folder to write: figures.md and images/ (emptied first)
-#   RECORDED_DIR  docs/figures: pictures recorded on a GPU, <chapter>/*.svg and <chapter>/source.txt
-#   RECORD_DIR    if not empty, pictures drawn on this machine's GPU are recorded there too
+#   RECORDED_DIR  docs/figures: pictures recorded on a GPU, <chapter>/*.svg and <chapter>/source.txt,
+#                 and the reference solutions' launch graphs, launch-graphs/<chapter>-<stem>.svg
+#   RECORD_DIR    if not empty, pictures drawn on this machine's GPU are recorded there too (and, in
+#                 a build of solutions/, the launch graphs)
 #   EXERCISE_DIR  the exercises this build compiles (solutions/ for reference pictures)
 #   DEMOS         chapter=demo program, one per chapter that has a demo (none in a build of the
 #                 students' chapters/: the page shows the recorded pictures instead)
@@ -47,6 +51,16 @@ exercises of the build, here those in `${exercise_folder}/`. The launch graphs s
 kernel launches which, and into which stream, as the grader reads them from the compiled code
 (`cdplab rules FILE --dot`, drawn with Graphviz).
 ")
+
+# A picture that is a line of text: where a launch graph cannot be drawn, it says why.
+function(write_note_picture file text)
+  string(REPLACE "&" "&amp;" text "${text}")
+  string(REPLACE "<" "&lt;" text "${text}")
+  string(LENGTH "${text}" length)
+  math(EXPR width "${length} * 7 + 20")
+  file(WRITE "${file}" "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"${width}\" height=\"30\">"
+                       "<text x=\"10\" y=\"20\" font-family=\"sans-serif\" font-size=\"12\">${text}</text></svg>\n")
+endfunction()
 
 # Copies `svgs` into images/ as <chapter>-<name> and adds them to the page.
 function(add_pictures chapter svgs)
@@ -124,7 +138,10 @@ foreach(chapter IN LISTS chapters)
     endif()
   endif()
 
-  # The launch graph of every exercise of the chapter.
+  # The launch graph of every exercise of the chapter, on this page and on its lesson, where
+  # expected-CHAPTER-STEM.svg (the reference solution's, recorded in RECORDED_DIR/launch-graphs)
+  # stands beside launch-graph-CHAPTER-STEM.svg (this build's). Both files always exist: where a
+  # graph cannot be drawn, a picture says why, so that a lesson never shows a missing image.
   string(APPEND page "\n### Launch graphs\n")
   foreach(entry IN LISTS EXERCISES)
     if(NOT entry MATCHES "^${chapter}/([^=]*)=(.*)$")
@@ -132,27 +149,42 @@ foreach(chapter IN LISTS chapters)
     endif()
     set(stem "${CMAKE_MATCH_1}")
     set(source "${CMAKE_MATCH_2}")
-    if(CLI STREQUAL "" OR DOT STREQUAL "")
-      string(APPEND page "\n`${stem}.cu`: no launch graph (this build has no cdplab command line or no Graphviz).\n")
-      continue()
-    endif()
-    execute_process(COMMAND "${CLI}" rules --dot "${source}" TIMEOUT 120
-                    RESULT_VARIABLE rules_status OUTPUT_VARIABLE dot_text ERROR_VARIABLE rules_error)
-    if(NOT dot_text MATCHES "^digraph")
-      string(REGEX REPLACE "\n.*" "" rules_error "${rules_error}")
-      string(REGEX REPLACE "[`'\\@<>]" "" rules_error "${rules_error}")
-      string(APPEND page "\n`${stem}.cu`: no launch graph (`cdplab rules` said: ${rules_error}).\n")
-      continue()
-    endif()
-    set(dot_file "${FIGURE_OUT}/launch-graphs/${chapter}-${stem}.dot")
     set(image "launch-graph-${chapter}-${stem}.svg")
-    file(WRITE "${dot_file}" "${dot_text}")
-    execute_process(COMMAND "${DOT}" -Tsvg -o "${FIGURE_OUT}/images/${image}" "${dot_file}" TIMEOUT 60
-                    RESULT_VARIABLE dot_status ERROR_VARIABLE dot_error)
-    if(dot_status STREQUAL "0")
+    set(expected "${RECORDED_DIR}/launch-graphs/${chapter}-${stem}.svg")
+    if(EXISTS "${expected}")
+      file(COPY_FILE "${expected}" "${FIGURE_OUT}/images/expected-${chapter}-${stem}.svg")
+    else()
+      write_note_picture("${FIGURE_OUT}/images/expected-${chapter}-${stem}.svg" "no recorded launch graph")
+    endif()
+    set(why "")
+    if(CLI STREQUAL "" OR DOT STREQUAL "")
+      set(why "this build has no cdplab command line or no Graphviz")
+    else()
+      execute_process(COMMAND "${CLI}" rules --dot "${source}" TIMEOUT 120
+                      RESULT_VARIABLE rules_status OUTPUT_VARIABLE dot_text ERROR_VARIABLE rules_error)
+      if(NOT dot_text MATCHES "^digraph")
+        string(REGEX REPLACE "\n.*" "" rules_error "${rules_error}")
+        string(REGEX REPLACE "[`'\\@<>&]" "" rules_error "${rules_error}")
+        set(why "`cdplab rules` said: ${rules_error}")
+      else()
+        set(dot_file "${FIGURE_OUT}/launch-graphs/${chapter}-${stem}.dot")
+        file(WRITE "${dot_file}" "${dot_text}")
+        execute_process(COMMAND "${DOT}" -Tsvg -o "${FIGURE_OUT}/images/${image}" "${dot_file}" TIMEOUT 60
+                        RESULT_VARIABLE dot_status ERROR_VARIABLE dot_error)
+        if(NOT dot_status STREQUAL "0")
+          set(why "Graphviz could not draw it")
+        elseif(NOT RECORD_DIR STREQUAL "" AND exercise_folder STREQUAL "solutions")  # what lessons expect
+          file(MAKE_DIRECTORY "${RECORD_DIR}/launch-graphs")
+          file(COPY_FILE "${FIGURE_OUT}/images/${image}" "${RECORD_DIR}/launch-graphs/${chapter}-${stem}.svg")
+        endif()
+      endif()
+    endif()
+    if(why STREQUAL "")
       string(APPEND page "\n\\image html ${image} \"${stem}.cu\"\n")
     else()
-      string(APPEND page "\n`${stem}.cu`: Graphviz could not draw the launch graph.\n")
+      string(APPEND page "\n`${stem}.cu`: no launch graph (${why}).\n")
+      string(REPLACE "`" "" why "${why}")
+      write_note_picture("${FIGURE_OUT}/images/${image}" "${stem}.cu: no launch graph (${why})")
     endif()
   endforeach()
 endforeach()

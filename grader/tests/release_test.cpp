@@ -221,6 +221,14 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
     const std::string figures = cdplab::files::read_text(copy / "build" / "student" / "docs" / "figures" / "figures.md");
     CHECK(figures.find("`child_grids.cu`: no launch graph") != std::string::npos);
     CHECK(fs::exists(copy / "build" / "student" / "docs" / "html" / "index.html"));
+    // The lesson shows the expected launch graph beside a picture that says why this build has none.
+    const fs::path html = copy / "build" / "student" / "docs" / "html";
+    CHECK(cdplab::files::read_text(html / "ch01.html").find("expected-01-fundamentals-child_grids.svg") !=
+          std::string::npos);
+    CHECK(cdplab::files::read_text(html / "expected-01-fundamentals-child_grids.svg").find("expand_child") !=
+          std::string::npos);
+    CHECK(cdplab::files::read_text(html / "launch-graph-01-fundamentals-child_grids.svg").find("no launch graph") !=
+          std::string::npos);
   }
 
   // A chapter folder moved away is named, not left out of the list in silence.
