@@ -898,9 +898,12 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
     if (!reference_code_problem(files::read_text(entry->source)).empty()) continue;
     compiled.push_back({exercise, *entry});
     code_targets.push_back(entry->library_target);
-    if (options.progress) options.progress(*exercise, "building (every exercise in one build)");
   }
   if (compiled.empty()) return true;
+  const std::string building =
+      compiled.size() == 1 ? "building" : "building (" + std::to_string(compiled.size()) + " exercises in one build)";
+  for (const auto& c : compiled)
+    if (options.progress) options.progress(*c.exercise, building);
   const double seconds = options.build_seconds * static_cast<double>(exercises.size());
   // First the exercises' own code, which runs nothing: what the grader reads of it is taken now.
   // Each exercise is one nvcc run, and the build tool starts them in the order the build file
