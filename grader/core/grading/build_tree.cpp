@@ -120,8 +120,8 @@ bool seed_compiler_checks(const fs::path& from, const fs::path& to, const Toolch
                                        std::pair{"CMAKE_CUDA_HOST_COMPILER", "CUDAHOSTCXX"}}) {
     const char* environment = std::getenv(variable);
     const std::string wanted = cache_arg(tools.cache_args, name).value_or(environment != nullptr ? environment : "");
-    if (used(name) != wanted)
-      return no(std::string(name) + " is \"" + used(name) + "\" there, \"" + wanted + "\" here");
+    const std::string there = used(name);
+    if (there != wanted) return no(std::string(name) + " is \"" + there + "\" there, \"" + wanted + "\" here");
   }
   const auto cmake_version = process::run({tools.cmake, "--version"});
   if (!cmake_version.ok() || cmake_version.output.find("version " + version + "\n") == std::string::npos)

@@ -60,8 +60,6 @@ std::string columns(const std::string& left, std::size_t left_width, std::size_t
   return left + spaces(std::max(column, left_width) - left_width + gap) + right;
 }
 
-std::vector<std::string> wrapped(const std::string& text, std::size_t width) { return text::wrap_lines(text, width); }
-
 /// `names` joined by ", " in lines of at most `width` columns, broken only between two names (a
 /// name is never split unless it alone is wider than a line).
 std::vector<std::string> wrapped_names(const std::vector<std::string>& names, std::size_t width) {
@@ -85,7 +83,7 @@ std::vector<std::string> wrapped_names(const std::vector<std::string>& names, st
 void write_indented(std::ostream& out, const std::string& text, std::size_t indent, std::size_t width,
                     const Style* dim = nullptr) {
   const std::size_t room = width > indent + 20 ? width - indent : 20;
-  for (const auto& line : wrapped(text, room)) out << spaces(indent) << (dim ? dim->dim(line) : line) << "\n";
+  for (const auto& line : text::wrap_lines(text, room)) out << spaces(indent) << (dim ? dim->dim(line) : line) << "\n";
 }
 
 void write_problem(std::ostream& out, const ExerciseResult& exercise, const Style& style) {
@@ -136,7 +134,7 @@ void write_items(std::ostream& out, const ExerciseResult& exercise, const Style&
         max_points += items[at].max_points;
       }
     }
-    const auto label = names.size() == 1 ? wrapped(names.front(), label_column) : wrapped_names(names, label_column);
+    const auto label = names.size() == 1 ? text::wrap_lines(names.front(), label_column) : wrapped_names(names, label_column);
     out << "  " << style.marker(item.outcome) << " "
         << columns(label.front(), text::display_width(label.front()), label_column,
                    text::format_score(points, max_points))
@@ -171,7 +169,7 @@ void write_exercise(std::ostream& out, const ExerciseResult& exercise, std::size
   // The file in bold, the title after it; what of a long title does not fit goes on below.
   const std::size_t file_width = text::display_width(file);
   const std::size_t room = header_column > file_width + 2 + 15 ? header_column - file_width - 2 : 15;
-  const auto title_lines = title.empty() ? std::vector<std::string>{""} : wrapped(title, room);
+  const auto title_lines = title.empty() ? std::vector<std::string>{""} : text::wrap_lines(title, room);
   const std::string first = title.empty() ? file : file + "  " + title_lines.front();
   const std::string first_styled = title.empty() ? style.bold(file) : style.bold(file) + "  " + title_lines.front();
   out << columns(first_styled, text::display_width(first), header_column,
@@ -184,7 +182,7 @@ void write_exercise(std::ostream& out, const ExerciseResult& exercise, std::size
   write_items(out, exercise, style, options, said);
 
   if (text::has_failure(exercise) && !exercise.hint.empty()) {
-    const auto hint = wrapped(text::plain(exercise.hint), options.width > 28 ? options.width - 8 : 20);
+    const auto hint = text::wrap_lines(text::plain(exercise.hint), options.width > 28 ? options.width - 8 : 20);
     out << "  " << style.cyan("hint:") << " " << hint.front() << "\n";
     for (std::size_t i = 1; i < hint.size(); ++i) out << spaces(8) << hint[i] << "\n";
     out << "  " << style.cyan("more hints:") << " cdplab hint " << exercise.id << "\n";
@@ -234,7 +232,7 @@ std::string render_terminal(const GradeReport& report, const TerminalOptions& op
   for (std::size_t i = 0; i < summary.size(); ++i) {
     // summary_lines() puts "grade incomplete" last when something was skipped.
     const bool incomplete = !report.complete() && i + 1 == summary.size();
-    for (const auto& line : wrapped(summary[i], options.width))
+    for (const auto& line : text::wrap_lines(summary[i], options.width))
       out << (incomplete ? style.yellow(style.bold(line)) : line) << "\n";
   }
   return out.str();

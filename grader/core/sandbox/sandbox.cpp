@@ -112,16 +112,20 @@ std::vector<std::string> command_line(const Box& box, const std::vector<std::str
   // is bound at its real path: bwrap cannot make a mount point through a link. Its name still
   // works in the box when the link is inside another folder the box shows; otherwise the folder
   // is bound at that name too.
-  std::vector<std::pair<std::string, bool>> same_path;
-  for (const auto& p : box.read_only) same_path.emplace_back(normal(p), false);
-  for (const auto& p : box.writable) same_path.emplace_back(normal(p), true);
-  for (const auto& [path, writable] : same_path) binds.push_back({real_path(path), real_path(path), writable});
-  for (const auto& [path, writable] : same_path) {
-    if (path == real_path(path)) continue;
-    const bool shown_through_link = std::any_of(same_path.begin(), same_path.end(), [&](const auto& other) {
-      return path.rfind(other.first + "/", 0) == 0;
+  struct SamePath {
+    std::string named, real;
+    bool writable;
+  };
+  std::vector<SamePath> same_path;
+  for (const auto& p : box.read_only) same_path.push_back({normal(p), real_path(p), false});
+  for (const auto& p : box.writable) same_path.push_back({normal(p), real_path(p), true});
+  for (const auto& folder : same_path) {
+    binds.push_back({folder.real, folder.real, folder.writable});
+    if (folder.named == folder.real) continue;
+    const bool shown_through_link = std::any_of(same_path.begin(), same_path.end(), [&](const SamePath& other) {
+      return folder.named.rfind(other.named + "/", 0) == 0;
     });
-    if (!shown_through_link) binds.push_back({real_path(path), path, writable});
+    if (!shown_through_link) binds.push_back({folder.real, folder.named, folder.writable});
   }
   for (const auto& [from, to] : box.read_only_at) binds.push_back({real_path(from), normal(to), false});
   for (const auto& [from, to] : box.writable_at) binds.push_back({real_path(from), normal(to), true});
