@@ -727,6 +727,11 @@ TEST_CASE("a class of odd names is graded, each name escaped in every format") {
   // Graded again: every result is kept, and the gradebook is the same.
   grade_class(class_dir, out_dir, "streams-quiz", {"--only", "child-grids"});
   CHECK(cdplab::files::read_text(out_dir / "gradebook.csv") == gradebook);
+  // Graded afresh into another folder, nothing kept: the same gradebook again.
+  const fs::path again_dir = kWork / "odd-names-grades-again";
+  fs::remove_all(again_dir);
+  grade_class(class_dir, again_dir, "streams-quiz", {"--only", "child-grids"});
+  CHECK(cdplab::files::read_text(again_dir / "gradebook.csv") == gradebook);
 }
 
 // "Graded before (kept)" trusts only what the grader wrote: a result file changed after the
