@@ -133,6 +133,15 @@ TEST_CASE("device code: the hooks' names all carry the process's tag") {
   CHECK(fresh_hook_tag().size() == std::string("cdplab_hook_").size() + 17);
 }
 
+TEST_CASE("device code: a tag the grader gives is 16 lowercase hexadecimal digits, or none is taken") {
+  CHECK(hook_tag_from("0123456789abcdef") == "cdplab_hook_0123456789abcdef_");
+  for (const char* wrong : {"", "0123456789abcde", "0123456789abcdef0", "0123456789ABCDEF", "0123456789abcdeg",
+                            "counts_x; .global", "0123456789abcd_f"}) {
+    CAPTURE(wrong);
+    CHECK(hook_tag_from(wrong).empty());
+  }
+}
+
 TEST_CASE("device code: the names host code reaches are the visible kernels and variables") {
   const auto names = exported_device_names(kParentPtx);
   CHECK(names == std::vector<std::string>{"_ZN2ns4coefE", "_ZN2ns5countE", "_ZN2ns5childEPi", "_ZN2ns6parentEPi"});

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -175,6 +176,21 @@ fs::path results_file_for(const manifest::Exercise& exercise, const BuildTree& t
   const fs::path file = dir / (exercise.chapter + "." + exercise.stem + ".jsonl");
   fs::remove(file);
   return file;
+}
+
+/// Lets every process of one exercise's checks share one linked cubin: a hook tag drawn for this
+/// run (a submission cannot know it when it compiles) and a fresh folder, beside the tree, that
+/// only the check processes write (harness/device_code/device_code.h). Linking the PTX for the GPU
+/// is most of a check process's start-up.
+void share_linked_code(CheckProcess& check, const BuildTree& tree, const manifest::Exercise& exercise) {
+  const fs::path dir = beside_tree(tree, "-linked") / (exercise.chapter + "." + exercise.stem);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  char digits[17];
+  std::snprintf(digits, sizeof digits, "%016llx", static_cast<unsigned long long>(fresh_seed() ^ (fresh_seed() << 1)));
+  check.env["CDPLAB_HOOK_TAG"] = digits;
+  check.env["CDPLAB_DEVICE_CODE_CACHE"] = dir.string();
+  check.writable.push_back(dir.string());
 }
 
 }  // namespace
@@ -488,6 +504,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
       return pending;
     }
     pending.check.suite = entry->suite_executable;
+    share_linked_code(pending.check, tree, exercise);
     pending.results_file = results;
     return pending;
   }
@@ -513,6 +530,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   check.read_only.push_back(beside_tree(tree, "-compiled").string());
   check.writable.push_back(results_dir(tree).string());
   if (!options.baseline_cache.empty()) check.writable.push_back(options.baseline_cache);
+  share_linked_code(check, tree, exercise);
   check.scratch = beside_tree(tree, "-scratch");
   check.budgeted = true;
   if (!entry->host_parts_target.empty()) {

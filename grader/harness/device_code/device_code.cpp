@@ -10,8 +10,12 @@
 #include <cuda_runtime.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -69,6 +73,58 @@ std::string shortened(const std::string& log) {
   return log.size() <= kMost ? log : log.substr(0, kMost) + "\n... (more cut)";
 }
 
+/// A name for what a link is made of: the modules, the libraries (by path, size and time) and the
+/// architecture, hashed (FNV-1a, 64 bits).
+std::string link_key(const std::vector<device_code::PtxModule>& modules, const std::vector<std::string>& libraries,
+                     const std::string& architecture) {
+  std::uint64_t hash = 1469598103934665603ull;
+  const auto mix = [&hash](const std::string& text) {
+    for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+    hash = (hash ^ 0xffu) * 1099511628211ull;  // ends each part, so that parts cannot run together
+  };
+  for (const auto& m : modules) mix(m.text);
+  for (const auto& library : libraries) {
+    std::error_code error;
+    mix(library + "|" + std::to_string(std::filesystem::file_size(library, error)) + "|" +
+        std::to_string(std::filesystem::last_write_time(library, error).time_since_epoch().count()));
+  }
+  mix(architecture);
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx.cubin", static_cast<unsigned long long>(hash));
+  return name;
+}
+
+/// The linked cubin: kept in sources.linked_cache by the run's first process that links it (a
+/// file written whole, then renamed into place, so that no process reads half of one), and read
+/// from there by the others.
+device_code::Linked linked_or_cached(const std::vector<device_code::PtxModule>& modules,
+                                     const DeviceCodeSources& sources, const std::string& architecture) {
+  if (sources.linked_cache.empty()) return device_code::link_device_code(modules, sources.libraries, architecture);
+  const std::filesystem::path kept =
+      std::filesystem::path(sources.linked_cache) / link_key(modules, sources.libraries, architecture);
+  bool ok = false;
+  const std::string cubin = read_file(kept.string(), &ok);
+  if (ok && !cubin.empty()) {
+    device_code::Linked linked;
+    linked.ok = true;
+    linked.cubin.assign(cubin.begin(), cubin.end());
+    return linked;
+  }
+  auto linked = device_code::link_device_code(modules, sources.libraries, architecture);
+  if (!linked.ok) return linked;
+  std::error_code error;
+  std::filesystem::create_directories(sources.linked_cache, error);
+  const std::filesystem::path part = kept.string() + "." + std::to_string(::getpid()) + ".part";
+  {
+    std::ofstream out(part, std::ios::binary);
+    out.write(linked.cubin.data(), static_cast<std::streamsize>(linked.cubin.size()));
+    ok = static_cast<bool>(out);
+  }
+  if (ok) std::filesystem::rename(part, kept, error);
+  if (!ok || error) std::filesystem::remove(part, error);  // a cache that cannot be written only costs time
+  return linked;
+}
+
 std::string load(const DeviceCodeSources& sources) {
   Loaded& state = loaded();
   bool ok = false;
@@ -92,7 +148,8 @@ std::string load(const DeviceCodeSources& sources) {
   }
   for (const auto& symbol : cdplab::detail::kit_device_symbols()) state.variables[symbol.host] = symbol.name;
 
-  state.tag = device_code::fresh_hook_tag();
+  state.tag = device_code::hook_tag_from(sources.hook_tag_digits);
+  if (state.tag.empty()) state.tag = device_code::fresh_hook_tag();
   const auto instrumented = device_code::instrument_ptx(device_ptx, state.tag);
   if (!instrumented.unobserved_launches.empty()) {
     std::string names;
@@ -102,9 +159,8 @@ std::string load(const DeviceCodeSources& sources) {
   }
   const std::string architecture = gpu_architecture();
   if (architecture.empty()) return "the GPU's architecture could not be read";
-  const auto linked = device_code::link_device_code(
-      {{"exercise", instrumented.ptx}, {"grader hooks", device_code::hooks_ptx(state.tag)}}, sources.libraries,
-      architecture);
+  const auto linked = linked_or_cached(
+      {{"exercise", instrumented.ptx}, {"grader hooks", device_code::hooks_ptx(state.tag)}}, sources, architecture);
   if (!linked.ok) {
     return "the device code could not be linked with the starter kit and the device runtime for " + architecture +
            ":\n" + shortened(linked.log);

@@ -34,6 +34,13 @@ struct DeviceCodeSources {
   std::string host_code_ptx;           ///< PTX of the file whose host code the executable links
   std::string device_code_ptx;         ///< PTX of the device code to load (the student's, graded)
   std::vector<std::string> libraries;  ///< the kit's and chapter's device libraries, libcudadevrt.a
+  /// The hooks' tag's 16 digits, shared by every process of one exercise's run (CDPLAB_HOOK_TAG);
+  /// empty: this process draws its own.
+  std::string hook_tag_digits;
+  /// A folder where the first process of the run keeps the linked cubin and the others load it
+  /// (CDPLAB_DEVICE_CODE_CACHE): linking the PTX for the GPU is most of a process's start-up.
+  /// Only the grader's check processes may write there. Empty: every process links.
+  std::string linked_cache;
 };
 
 /// Links and loads the device code once per process, for the GPU in use, and turns the

@@ -102,9 +102,14 @@ std::string fresh_hook_tag() {
   std::random_device device;
   std::mt19937_64 bits((static_cast<std::uint64_t>(device()) << 32) ^ device());
   static const char* digits = "0123456789abcdef";
-  std::string tag = kHookPrefix;
-  for (int i = 0; i < 16; ++i) tag += digits[bits() & 15];
-  return tag + "_";
+  std::string drawn;
+  for (int i = 0; i < 16; ++i) drawn += digits[bits() & 15];
+  return hook_tag_from(drawn);
+}
+
+std::string hook_tag_from(const std::string& digits) {
+  const bool hexadecimal = digits.size() == 16 && digits.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return hexadecimal ? kHookPrefix + digits + "_" : "";
 }
 
 }  // namespace cdplab::harness::device_code

@@ -36,4 +36,9 @@ std::vector<std::string> exported_device_names(const std::string& ptx);
 /// A tag no other process draws: "cdplab_hook_" and 16 random hexadecimal digits and "_".
 std::string fresh_hook_tag();
 
+/// The tag made of `digits`, drawn by the grader for every process of one exercise's grading
+/// (CDPLAB_HOOK_TAG), so that they can share one linked cubin; empty unless `digits` is exactly 16
+/// lowercase hexadecimal digits.
+std::string hook_tag_from(const std::string& digits);
+
 }  // namespace cdplab::harness::device_code
