@@ -443,6 +443,10 @@ TEST_CASE("rule barrier_before_shared_atomics passes and fails") {
   CHECK(contains(unguarded.found, "with no barrier in between"));
   // A warp barrier orders what one warp does with its own counters.
   CHECK(judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"count_warp_private\"", "barriers").passed);
+  // ... and nothing of the other warps': counters the block shares need the block's barrier.
+  const RuleVerdict warp_only = judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"count_after_syncwarp\"", "barriers");
+  CHECK_FALSE(warp_only.passed);
+  CHECK(contains(warp_only.found, "with no barrier in between"));
   const RuleVerdict none = judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"publish_guarded\"", "barriers");
   CHECK_FALSE(none.passed);
   CHECK(none.found == "publish_guarded performs no atomic on __shared__ memory");

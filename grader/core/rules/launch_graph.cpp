@@ -232,6 +232,45 @@ std::map<std::string, unsigned> address_taint(const ptx::Function& function,
   return taint;
 }
 
+// Registers that hold the index of the thread's warp in its block (threadIdx.x / 32, as `shr` by 5
+// or `div` by 32 of a value derived from %tid.x), or a value made from it by arithmetic that keeps
+// the warps apart (copies, add, sub, mul, mad, shl, cvt): an address in one of them is one warp's
+// own, which __syncwarp() orders. A fixed point, regardless of control flow.
+std::set<std::string> warp_indexed_registers(const ptx::Function& function) {
+  std::set<std::string> thread_x;
+  std::set<std::string> warp;
+  const auto from = [](const std::set<std::string>& set, const std::string& operand) {
+    for (const auto& reg : ptx::registers_in(operand))
+      if (set.count(reg)) return true;
+    return false;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& ins : function.body) {
+      const auto& ops = ins.operands;
+      if (ops.size() < 2) continue;
+      const std::string base = opcode_base(ins.opcode);
+      bool of_thread = false;
+      bool of_warp = false;
+      for (std::size_t i = 1; i < ops.size(); ++i) {
+        of_thread = of_thread || ops[i] == "%tid.x" || from(thread_x, ops[i]);
+        of_warp = of_warp || from(warp, ops[i]);
+      }
+      const bool keeps = base == "mov" || base == "cvt" || base == "add" || base == "sub" || base == "mul" ||
+                         base == "mad" || base == "shl";
+      const bool to_warp = (of_warp && keeps) ||
+                           (ops.size() == 3 && from(thread_x, ops[1]) &&
+                            ((base == "shr" && ops[2] == "5") || (base == "div" && ops[2] == "32")));
+      const bool to_thread = of_thread && (base == "mov" || base == "cvt" || base == "add" || base == "sub");
+      for (const auto& reg : ptx::registers_in(ops[0])) {
+        if (to_warp && warp.insert(reg).second) changed = true;
+        if (to_thread && thread_x.insert(reg).second) changed = true;
+      }
+    }
+  }
+  return warp;
+}
+
 // The offsets into the function's stack frame that registers hold: `mov %r, %SP` (or %SPL, or
 // the depot symbol) and `add %r, <frame register>, <constant>`, when a register is defined once.
 class FrameOffsets {
@@ -359,6 +398,18 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   // The last store to shared memory not yet followed by a barrier (0: none), in text order. The
   // stores that reach a launch are followed along the control flow instead (barrier_flow.h).
   int shared_store = 0;
+  // Stores to shared memory since the last block barrier, each at an address of its warp's own
+  // (warp_indexed_registers): then a warp barrier orders them for the same warp's atomics. Once a
+  // warp barrier did so, the line of the last such store (an atomic of other warps' counters
+  // after it is unguarded still).
+  bool pending_warp_private = true;
+  int warp_guarded_store = 0;
+  const std::set<std::string> warp_indexed = warp_indexed_registers(function);
+  const auto in_warp_own = [&](const std::string& address) {
+    for (const auto& reg : ptx::registers_in(address))
+      if (warp_indexed.count(reg)) return true;
+    return false;
+  };
   std::vector<FlowEvent> events(function.body.size(), FlowEvent::none);
   // Instructions that read the launch error, or may (a call of another device function).
   std::vector<bool> error_checks(function.body.size(), false);
@@ -394,9 +445,17 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       continue;
     }
     if (is_barrier(ins.opcode)) {
-      shared_store = 0;
       event = has_component(ins.opcode, "warp") ? FlowEvent::warp_barrier : FlowEvent::barrier;
-      if (event == FlowEvent::barrier) facts.block_barriers.push_back(ins.line);
+      // __syncwarp() orders a warp's own stores only: the block's other warps may still be storing.
+      if (event == FlowEvent::barrier) {
+        shared_store = 0;
+        warp_guarded_store = 0;
+        pending_warp_private = true;
+        facts.block_barriers.push_back(ins.line);
+      } else if (shared_store != 0 && pending_warp_private) {
+        warp_guarded_store = shared_store;
+        shared_store = 0;
+      }
       continue;
     }
     if (base == "st" && ops.size() >= 2) {
@@ -408,7 +467,10 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       const unsigned target = taint_of(ptx::address_base(ops[0]));
       const bool local = has_component(ins.opcode, "local") || (target & kLocal);
       const bool shared = has_component(ins.opcode, "shared") || (target & kShared);
-      if (shared) shared_store = ins.line;
+      if (shared) {
+        shared_store = ins.line;
+        pending_warp_private = pending_warp_private && in_warp_own(ops[0]);
+      }
       if (!local) event = FlowEvent::store;
       continue;
     }
@@ -434,14 +496,19 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
         atomic.space = AddressSpace::global;
       facts.atomics.push_back(atomic);
       event = FlowEvent::store;  // it writes memory too: a child must not read it unordered
+      const bool warp_own = atomic.space == AddressSpace::shared && in_warp_own(address);
       if (atomic.space == AddressSpace::shared && shared_store != 0)
         facts.unguarded_shared_atomics.push_back({{ins.line, {}}, shared_store});
+      else if (atomic.space == AddressSpace::shared && warp_guarded_store != 0 && !warp_own)
+        facts.unguarded_shared_atomics.push_back({{ins.line, {}}, warp_guarded_store});
       // An atomic that sets a value rather than adds to it (atomicExch(&c, 0), atomicAnd(&c, 0),
       // atomicCAS) is a store as far as the atomics after it are concerned: zeroing counters
       // with atomics needs the barrier before counting all the same.
       if (atomic.space == AddressSpace::shared &&
-          (has_component(ins.opcode, "exch") || has_component(ins.opcode, "cas") || has_component(ins.opcode, "and")))
+          (has_component(ins.opcode, "exch") || has_component(ins.opcode, "cas") || has_component(ins.opcode, "and"))) {
         shared_store = ins.line;
+        pending_warp_private = pending_warp_private && warp_own;
+      }
       continue;
     }
     if (base != "call") continue;
@@ -491,6 +558,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       error_checks[at] = true;
     } else if (const ptx::Function* target = module.find(callee); target && target->defined) {
       shared_store = 0;  // the function may hold a barrier: nothing certain
+      warp_guarded_store = 0;
+      pending_warp_private = true;
       event = FlowEvent::barrier;
       std::set<std::string> visiting;  // a helper checks the error only if it reads it somewhere
       error_checks[at] = calls_error_reader(module, *target, visiting);
