@@ -13,6 +13,7 @@
 /// every output it judges is one it read back itself.
 #pragma once
 
+#include "fault_injection.h"
 #include "launch_count.h"
 
 #include "cdplab/random.h"

@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "launch_count.h"
 #include "launch_delay.h"
+#include "lifetimes.h"
 #include "poison.h"
 
 #include <doctest/doctest.h>
@@ -247,6 +248,7 @@ class ResultsListener : public doctest::IReporter {
     const bool gpu_run = std::strcmp(tc.m_test_suite, "gpu") == 0 && !state().device.empty();
     if (gpu_run && !under_sanitizer()) poison_shared_memory();
     if (gpu_run) clear_launch_count();  // counted launches start from zero (launch_count.h)
+    set_lifetimes_judged(gpu_run);      // what the check's runs leave behind is judged at its end
     if (gpu_run) set_check_launch_delay(!under_sanitizer());  // writes after a launch lose their race
   }
   void test_case_reenter(const doctest::TestCaseData&) override {}
@@ -254,6 +256,10 @@ class ResultsListener : public doctest::IReporter {
   void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
     const auto* options = doctest::getContextOptions();
     const std::string name = options && options->currentTest ? options->currentTest->m_name : "";
+    // A check that passed otherwise is judged on what its runs left behind (lifetimes.h).
+    if (stats.testCaseSuccess && stats.numAssertsFailedCurrentTest == 0 && failures_.empty() &&
+        state().skip_running.empty())
+      for (auto& problem : lifetime_problems()) failures_.push_back(std::move(problem));
     const bool passed = stats.testCaseSuccess && stats.numAssertsFailedCurrentTest == 0 && failures_.empty();
     if (passed && !state().skip_running.empty()) {  // nothing failed before the check gave up
       json record = base_record("skipped", name);

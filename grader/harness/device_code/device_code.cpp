@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -258,12 +259,47 @@ DeviceRuntimeCounts device_runtime_counts() {
   return counts;
 }
 
+namespace {
+
+/// The counts of the check's runs before the current one (start_device_run adds each run's in).
+DeviceRuntimeCounts& earlier_runs() {
+  static DeviceRuntimeCounts totals{};
+  return totals;
+}
+
+void add_counts(DeviceRuntimeCounts& to, const DeviceRuntimeCounts& from) {
+  static_assert(sizeof(DeviceRuntimeCounts) % sizeof(unsigned long long) == 0, "every field is a 64-bit count");
+  constexpr std::size_t kFields = sizeof(DeviceRuntimeCounts) / sizeof(unsigned long long);
+  unsigned long long to_fields[kFields];
+  unsigned long long from_fields[kFields];
+  std::memcpy(to_fields, &to, sizeof to);
+  std::memcpy(from_fields, &from, sizeof from);
+  for (std::size_t i = 0; i < kFields; ++i) to_fields[i] += from_fields[i];
+  std::memcpy(&to, to_fields, sizeof to);
+}
+
+}  // namespace
+
+void start_check_counts() noexcept { earlier_runs() = DeviceRuntimeCounts{}; }
+
+DeviceRuntimeCounts check_device_runtime_counts() {
+  DeviceRuntimeCounts counts = device_runtime_counts();
+  add_counts(counts, earlier_runs());
+  return counts;
+}
+
 void start_device_run() noexcept {
   if (loaded().library == nullptr) return;
   try {
+    DeviceRuntimeCounts finished{};
+    if (cudaMemcpy(&finished, hook_global<DeviceRuntimeCounts>("counts"), sizeof finished, cudaMemcpyDeviceToHost) ==
+        cudaSuccess)
+      add_counts(earlier_runs(), finished);
     const DeviceRuntimeCounts zero{};
     if (cudaMemcpy(hook_global<DeviceRuntimeCounts>("counts"), &zero, sizeof zero, cudaMemcpyHostToDevice) != cudaSuccess ||
-        cudaMemset(hook_global<unsigned long long>("owed"), 0, 64 * sizeof(unsigned long long)) != cudaSuccess)
+        cudaMemset(hook_global<unsigned long long>("owed"), 0, 64 * sizeof(unsigned long long)) != cudaSuccess ||
+        cudaMemset(hook_global<unsigned long long>("destroyed"), 0, kDestroyedStreamSlots * sizeof(unsigned long long)) !=
+            cudaSuccess)
       (void)cudaGetLastError();
   } catch (...) {
     (void)cudaGetLastError();

@@ -54,10 +54,20 @@ const std::string& device_code_problem();
 /// What the device code asked of the device runtime since the run started.
 DeviceRuntimeCounts device_runtime_counts();
 
-/// A run starts: the counts go back to zero and no launch is set to fail. The starter kit's
-/// reset_device_report() calls it (the given host code resets the report before its first
-/// launch), and so does the harness before each check. Leaves no CUDA error behind.
+/// A run starts: the counts go back to zero (the finished run's are kept for the check's totals),
+/// and so do the errors owed and the streams remembered as destroyed; a launch armed to fail
+/// (fail_device_launch) stays armed. The starter kit's reset_device_report() calls it (the given
+/// host code resets the report before its first launch), and so does the harness before each
+/// check. Leaves no CUDA error behind.
 void start_device_run() noexcept;
+
+/// A check starts: the totals of check_device_runtime_counts() go back to zero.
+void start_check_counts() noexcept;
+
+/// What the device code asked of the device runtime in every run since start_check_counts(), the
+/// current one included: what a check's runs left behind (streams, heap memory) shows here even
+/// when the host code ran the exercise more than once.
+DeviceRuntimeCounts check_device_runtime_counts();
 
 /// Writes `bytes` at `offset` into the loaded code's copy of `name`, a `__constant__` or `__device__`
 /// variable of the host code's exercise file (what a host part wrote there: host_parts.h). Throws

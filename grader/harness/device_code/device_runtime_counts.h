@@ -23,7 +23,12 @@ struct DeviceRuntimeCounts {
   unsigned long long heap_frees;         ///< free in device code of a non-null pointer
   unsigned long long events_recorded;    ///< cudaEventRecord in device code
   unsigned long long error_reads;        ///< cudaGetLastError and cudaPeekAtLastError in device code
+  unsigned long long into_destroyed;     ///< launches into a stream the code had destroyed already
 };
+
+/// How many stream handles the hooks remember as destroyed in one run (a run that destroys more
+/// forgets the oldest slots it cannot place: a launch into one of those goes unseen).
+inline constexpr int kDestroyedStreamSlots = 4096;
 
 /// The injection the host arms: the launch with this index (0 = the run's first) fails with
 /// cudaErrorLaunchPendingCountExceeded instead of launching; -1 arms nothing.

@@ -15,6 +15,9 @@ __device__ DeviceRuntimeCounts cdplab_hook_counts;
 __device__ DeviceRuntimeControl cdplab_hook_control = {-1};
 /// Threads owed an injected error by their next error read, as (grid, thread) keys; 0 is free.
 __device__ unsigned long long cdplab_hook_owed[64];
+/// Stream handles destroyed in this run and not handed out again by a later create (an open
+/// addressing table: 0 is free, kForgotten a handle created again).
+__device__ unsigned long long cdplab_hook_destroyed[cdplab::harness::kDestroyedStreamSlots];
 }
 
 namespace {
@@ -49,6 +52,48 @@ __device__ cudaError_t owed_error(bool take) {
   return cudaSuccess;
 }
 
+constexpr unsigned long long kForgotten = ~0ull;
+constexpr int kProbes = 64;  ///< slots looked at from a handle's home slot
+
+__device__ unsigned home_slot(cudaStream_t stream) {
+  const unsigned long long h = reinterpret_cast<unsigned long long>(stream) * 0x9e3779b97f4a7c15ull;
+  return static_cast<unsigned>(h >> 40) % cdplab::harness::kDestroyedStreamSlots;
+}
+
+__device__ void remember_destroyed(cudaStream_t stream) {
+  const unsigned long long handle = reinterpret_cast<unsigned long long>(stream);
+  const unsigned home = home_slot(stream);
+  for (int probe = 0; probe < kProbes; ++probe) {
+    unsigned long long& slot = cdplab_hook_destroyed[(home + probe) % cdplab::harness::kDestroyedStreamSlots];
+    const unsigned long long seen = atomicCAS(&slot, 0ull, handle);
+    if (seen == 0ull || seen == handle) return;
+    if (seen == kForgotten && atomicCAS(&slot, kForgotten, handle) == kForgotten) return;
+  }
+}
+
+/// A create that returns a handle destroyed before: that handle names a live stream again.
+__device__ void forget_destroyed(cudaStream_t stream) {
+  const unsigned long long handle = reinterpret_cast<unsigned long long>(stream);
+  const unsigned home = home_slot(stream);
+  for (int probe = 0; probe < kProbes; ++probe) {
+    unsigned long long& slot = cdplab_hook_destroyed[(home + probe) % cdplab::harness::kDestroyedStreamSlots];
+    const unsigned long long seen = atomicCAS(&slot, handle, kForgotten);
+    if (seen == 0ull) return;
+  }
+}
+
+__device__ bool destroyed(cudaStream_t stream) {
+  const unsigned long long handle = reinterpret_cast<unsigned long long>(stream);
+  const unsigned home = home_slot(stream);
+  for (int probe = 0; probe < kProbes; ++probe) {
+    const unsigned long long seen =
+        *static_cast<volatile unsigned long long*>(&cdplab_hook_destroyed[(home + probe) % cdplab::harness::kDestroyedStreamSlots]);
+    if (seen == handle) return true;
+    if (seen == 0ull) return false;
+  }
+  return false;
+}
+
 }  // namespace
 
 extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, cudaStream_t stream) {
@@ -56,7 +101,10 @@ extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, c
   if (stream == nullptr) count(cdplab_hook_counts.null_stream);
   else if (stream == cudaStreamTailLaunch) count(cdplab_hook_counts.tail_launch);
   else if (stream == cudaStreamFireAndForget) count(cdplab_hook_counts.fire_and_forget);
-  else count(cdplab_hook_counts.named_stream);
+  else {
+    count(cdplab_hook_counts.named_stream);
+    if (destroyed(stream)) count(cdplab_hook_counts.into_destroyed);
+  }
   const long long fail = cdplab_hook_control.fail_launch;
   if (fail >= 0 && static_cast<unsigned long long>(fail) == index) {
     count(cdplab_hook_counts.launches_injected);
@@ -85,13 +133,21 @@ extern "C" __device__ cudaError_t cdplab_hook_PeekAtLastError() {
 
 extern "C" __device__ cudaError_t cdplab_hook_StreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
   const cudaError_t status = cudaStreamCreateWithFlags(stream, flags);
-  if (status == cudaSuccess) count(cdplab_hook_counts.streams_created);
+  if (status == cudaSuccess) {
+    count(cdplab_hook_counts.streams_created);
+    forget_destroyed(*stream);
+  }
   return status;
 }
 
 extern "C" __device__ cudaError_t cdplab_hook_StreamDestroy(cudaStream_t stream) {
+  // Remembered before the real destroy: once that returns, another thread's create may hand out the
+  // same handle, and its forget_destroyed must find it already here.
+  remember_destroyed(stream);
+  __threadfence();
   const cudaError_t status = cudaStreamDestroy(stream);
   if (status == cudaSuccess) count(cdplab_hook_counts.streams_destroyed);
+  else forget_destroyed(stream);  // not destroyed after all
   return status;
 }
 

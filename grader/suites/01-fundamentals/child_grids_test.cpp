@@ -21,7 +21,7 @@ void expect_expansion(cdplab::Random& rng, const std::vector<unsigned>& sizes) {
   const auto verdict = oracle::judge_expansion(offsets, values, found);
   CHECK_MESSAGE(verdict.ok, verdict.message);
   const auto non_empty = static_cast<unsigned long long>(std::count_if(sizes.begin(), sizes.end(), [](unsigned s) { return s > 0; }));
-  cdplab::harness::expect_launches_at_most(non_empty, "non-empty item");
+  cdplab::harness::expect_launches_exactly(non_empty, "non-empty item");
 }
 
 }  // namespace
@@ -74,4 +74,13 @@ GPU_CHECK("more children than the pool holds") {
   std::vector<unsigned> sizes(3000);
   for (auto& size : sizes) size = static_cast<unsigned>(rng.integer(1, 64));
   expect_expansion(rng, sizes);
+}
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  std::vector<unsigned> sizes(256);
+  for (auto& size : sizes) size = static_cast<unsigned>(rng.integer(1, 600));
+  const auto offsets = oracle::offsets_from_sizes(sizes);
+  const auto values = cdplab::uniform_floats(rng, offsets.back(), -1.0f, 1.0f);
+  cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::fundamentals::expand_ranges(offsets, values); });
 }

@@ -58,3 +58,10 @@ GPU_CHECK("sums past 32 bits") {
   expect_sum(rng, (std::size_t{1} << 21) + 4321, 8, 1 << 30, 2147483647);
   expect_sum(rng, (std::size_t{1} << 21) + 4321, 8, -2147483647 - 1, -(1 << 30));
 }
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Levels enough that the failed launch is one the recursion makes from below the first level.
+  const auto values = oracle::random_ints(rng, std::size_t{1} << 22, -1000, 1000);
+  cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::fundamentals::recursive_sum(values, 8); });
+}

@@ -19,7 +19,7 @@ void expect_pipeline(cdplab::Random& rng, std::size_t n) {
   const auto verdict = oracle::judge_pipeline(input, found);
   CHECK_MESSAGE(verdict.ok, verdict.message);
   // step_x, step_y, step_z and the tail-launched pipeline_finish: one launch each.
-  cdplab::harness::expect_launches_at_most(n == 0 ? 0 : 4, "step and one for the finish");
+  cdplab::harness::expect_launches_exactly(n == 0 ? 0 : 4, "step and one for the finish");
 }
 
 }  // namespace
@@ -43,4 +43,11 @@ GPU_CHECK("odd sizes") {
   cdplab::Random rng = cdplab::harness::check_rng();
   expect_pipeline(rng, 1);       // one element: every step is one block with one busy thread
   expect_pipeline(rng, 999983);  // a prime: the last block of every step is partial
+}
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Four launches: the third (step_z) fails.
+  const auto input = cdplab::uniform_floats(rng, 10000, -1.0f, 1.0f);
+  cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::fundamentals::run_pipeline(input); });
 }

@@ -300,3 +300,10 @@ GPU_CHECK("one child grid per block") {
 // The reference solution takes 1.8 to 2.2 times the flat tessellation on an H100 (the instructor
 // guide's speed table); about twice that passes.
 GPU_CHECK("speed at 100 000 lines") { cdplab::harness::expect_speed("100 000 lines", kTessellationSpeedBar); }
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  // Five parent blocks, five child grids: the third fails.
+  const auto lines = oracle::lines_with_curvatures(rng, 4 * kLinesPerAggregate + 17, 0.0, 4.0);
+  cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::bezier::tessellate_aggregated(lines, Tessellation{}); });
+}

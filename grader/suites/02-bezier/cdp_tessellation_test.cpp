@@ -58,6 +58,11 @@ struct Workload {
     // The records live in global memory; their buffers do not.
     const Tessellated found{device.out.download(), support::gather_vertices(device.out.data(), n, t.max_vertices)};
     cdplab::harness::expect_launches_at_most(static_cast<unsigned long long>(n), "line");
+    // A child for every line that got its buffer (a parent that writes a short line itself
+    // gives the same vertices without the lesson's launch).
+    unsigned long long with_buffer = 0;
+    for (const auto& record : found.records) with_buffer += record.vertices != nullptr && record.count > 0 ? 1 : 0;
+    cdplab::harness::expect_launches_at_least(with_buffer, "line that got its buffer");
     return oracle::judge_lines(host, t, oracle::found_from_records(found.records, found.gathered), kEmpty);
   }
 };
@@ -144,4 +149,20 @@ GPU_CHECK("buffers are freed") {
     const auto freed = oracle::judge_freed(work.device.out.download(), "free_vertices");
     REQUIRE_MESSAGE(freed.ok, where << ": " << freed.message);
   }
+}
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Tessellation t;
+  DeviceLines device(oracle::lines_with_curvatures(rng, 512, 0.0, 4.0));
+  const int n = 512;
+  cdplab::harness::expect_failed_launch_reported([&] {
+    try {
+      cdplab::bezier::tessellate_cdp(device.lines.data(), device.out.data(), n, t);
+    } catch (...) {
+      cdplab::bezier::free_vertices(device.out.data(), n);  // the lines whose children ran, and the one that failed
+      throw;
+    }
+    cdplab::bezier::free_vertices(device.out.data(), n);
+  });
 }

@@ -154,6 +154,11 @@ void expect_scaled(std::vector<Line> lines, ChildStream stream, const Tessellati
   Workload work(std::move(lines));
   const auto verdict = work.tessellate_and_judge(stream, t);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  if (verdict.ok && work.n > 0) {  // every child where `stream` says, as each launch was made
+    cdplab::harness::expect_every_launch_into(
+        stream == ChildStream::named ? cdplab::harness::LaunchStream::named : cdplab::harness::LaunchStream::fire_and_forget,
+        stream_name(stream));
+  }
   cdplab::harness::release_after_check([&] { cdplab::bezier::free_scaled_vertices(work.device.out.data(), work.n); });
 }
 
@@ -245,4 +250,20 @@ GPU_CHECK("scaled buffers are freed") {
                                             << kMaxRounds << " rounds");
     }
   }
+}
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Tessellation t;
+  const int n = 512;
+  DeviceLines device(oracle::lines_with_curvatures(rng, n, 0.0, 4.0));
+  cdplab::harness::expect_failed_launch_reported([&] {
+    try {
+      cdplab::bezier::tessellate_scaled(device.lines.data(), device.out.data(), n, ChildStream::named, t);
+    } catch (...) {
+      cdplab::bezier::free_scaled_vertices(device.out.data(), n);
+      throw;
+    }
+    cdplab::bezier::free_scaled_vertices(device.out.data(), n);
+  });
 }

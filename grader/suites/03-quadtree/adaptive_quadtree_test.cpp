@@ -214,3 +214,11 @@ GPU_CHECK("speed at 16M points") {
   // instructor guide's speed table); twice that passes.
   cdplab::harness::expect_speed("quadtree 16M", kQuadtreeSpeedBar);
 }
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Box bounds{0.0f, 0.0f, 1.0f, 1.0f};
+  const auto points = oracle::uniform_points(rng, 20000, bounds);
+  cdplab::harness::expect_failed_launch_reported(
+      [&] { (void)cdplab::quadtree::build_adaptive_quadtree(points.x, points.y, bounds, QuadtreeParams{6, 32}); });
+}

@@ -35,7 +35,7 @@ void expect_tree(const oracle::Points& points, const Box& bounds, const Quadtree
   const auto verdict = oracle::judge_quadtree(points.x, points.y, bounds, params, tree);
   CHECK_MESSAGE(verdict.ok, verdict.message);
   // One launch of a 4-block grid per split node (one block per child), never four 1-block grids.
-  if (verdict.ok) cdplab::harness::expect_launches_at_most(oracle::internal_nodes(tree), "split node (a grid of 4 blocks)");
+  if (verdict.ok) cdplab::harness::expect_launches_exactly(oracle::internal_nodes(tree), "split node (a grid of 4 blocks)");
 }
 
 }  // namespace
@@ -103,4 +103,12 @@ GPU_CHECK("pool raised") {
       "until its subtree has finished: more than the default pool of 2048. Raise "
       "cudaLimitDevRuntimePendingLaunchCount from the host before launching the root");
   expect_tree(points, bounds, params);
+}
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Box bounds{0.0f, 0.0f, 1.0f, 1.0f};
+  const auto points = oracle::uniform_points(rng, 20000, bounds);
+  cdplab::harness::expect_failed_launch_reported(
+      [&] { (void)cdplab::quadtree::build_quadtree(points.x, points.y, bounds, QuadtreeParams{6, 32}); });
 }

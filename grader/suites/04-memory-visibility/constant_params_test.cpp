@@ -23,7 +23,7 @@ void expect_polynomial(cdplab::Random& rng, std::size_t n, std::size_t count) {
   const auto found = cdplab::visibility::evaluate_polynomial(x, coefficients);
   const auto verdict = oracle::judge_polynomial(x, coefficients, found);
   CHECK_MESSAGE(verdict.ok, verdict.message);
-  cdplab::harness::expect_launches_at_most((n + kSegmentValues - 1) / kSegmentValues, "segment of 4096 values");
+  cdplab::harness::expect_launches_exactly((n + kSegmentValues - 1) / kSegmentValues, "segment of 4096 values");
 }
 
 }  // namespace
@@ -52,4 +52,12 @@ GPU_CHECK("many segments") {
   // A power of two: every segment is full, and no parent thread may launch a segment that
   // starts at n (a grid of no blocks is a launch error).
   expect_polynomial(rng, 8192, 2);
+}
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto x = cdplab::uniform_floats(rng, 10 * kSegmentValues + 5, -1.5f, 1.5f);
+  const auto coefficients = cdplab::uniform_floats(rng, 4, -2.0f, 2.0f);
+  cdplab::harness::expect_failed_launch_reported(
+      [&] { (void)cdplab::visibility::evaluate_polynomial(x, coefficients); });
 }

@@ -21,7 +21,7 @@ void expect_scaling(cdplab::Random& rng, std::size_t n) {
   const auto found = cdplab::visibility::scale_by_segment_sums(in);
   const auto verdict = oracle::judge_segment_scaling(in, found);
   CHECK_MESSAGE(verdict.ok, verdict.message);
-  cdplab::harness::expect_launches_at_most((n + oracle::kSegmentSize - 1) / oracle::kSegmentSize, "segment");
+  cdplab::harness::expect_launches_exactly((n + oracle::kSegmentSize - 1) / oracle::kSegmentSize, "segment");
 }
 
 }  // namespace
@@ -40,4 +40,10 @@ GPU_CHECK("odd size") {
   cdplab::Random rng = cdplab::harness::check_rng();
   expect_scaling(rng, 1);       // one segment of one element
   expect_scaling(rng, 65537);   // the last segment holds one element
+}
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto in = cdplab::uniform_floats(rng, 10 * oracle::kSegmentSize + 3, 0.0f, 1.0f);
+  cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::visibility::scale_by_segment_sums(in); });
 }

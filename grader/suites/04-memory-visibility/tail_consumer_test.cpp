@@ -29,7 +29,7 @@ void expect_consumption(cdplab::Random& rng, std::size_t n, unsigned delay_ns) {
   const auto verdict = oracle::judge_consumption(seed, delay_ns, found);
   CHECK_MESSAGE(verdict.ok, verdict.message);
   // A child and a consumer per segment of the parent's block size (the oracle's segment size).
-  cdplab::harness::expect_launches_at_most(2 * ((n + oracle::kSegmentSize - 1) / oracle::kSegmentSize),
+  cdplab::harness::expect_launches_exactly(2 * ((n + oracle::kSegmentSize - 1) / oracle::kSegmentSize),
                                            "segment's child and one per segment's consumer");
 }
 
@@ -57,4 +57,11 @@ GPU_CHECK("more launches than the pool holds") {
   // 80 launches would not fit without the reservation.
   cdplab::harness::shrink_pending_launch_pool();
   expect_consumption(rng, 10007, 200000);
+}
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  std::vector<int> seed(10 * oracle::kSegmentSize + 3);
+  for (auto& s : seed) s = static_cast<int>(rng.integer(-100000, 100000));
+  cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::visibility::consume_after_child(seed, 0); });
 }

@@ -136,3 +136,13 @@ GPU_CHECK("items without work") {
                                             << " child grid(s) ran: launch only when the total of outputs is above 0");
   }
 }
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto counts = oracle::random_counts(rng, 64 * 32 + 7, kMaxOutputsPerItem);
+  const auto values = random_values(rng, counts.size());
+  for (const Aggregation how : {Aggregation::per_warp, Aggregation::per_block}) {
+    CAPTURE(cdplab::streams::to_string(how));
+    cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::streams::expand_items(counts, values, how); });
+  }
+}

@@ -26,7 +26,16 @@ std::vector<Span> run_children(LaunchStrategy strategy, unsigned blocks, unsigne
   const std::vector<Span> spans = cdplab::streams::launch_timed_children(strategy, blocks, threads, child_ns);
   const auto all_ran = verdicts::judge_all_ran(spans, blocks, threads);
   CHECK_MESSAGE(all_ran.ok, all_ran.message);
-  return all_ran.ok ? spans : std::vector<Span>{};
+  if (!all_ran.ok) return {};
+  // The timeline may look right with children in another kind of stream: each launch is judged
+  // where it went, as the grader saw it made.
+  using cdplab::harness::LaunchStream;
+  const LaunchStream into = strategy == LaunchStrategy::null_stream     ? LaunchStream::null_stream
+                            : strategy == LaunchStrategy::named_streams ? LaunchStream::named
+                                                                        : LaunchStream::fire_and_forget;
+  cdplab::harness::expect_every_launch_into(into, std::string("the ") + cdplab::streams::to_string(strategy) +
+                                                      " strategy");
+  return spans;
 }
 
 }  // namespace
@@ -64,4 +73,13 @@ GPU_CHECK("fire-and-forget overlaps") {
       "Launch into cudaStreamFireAndForget (the fourth launch parameter): every such launch runs independently of "
       "the others.");
   CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+GPU_CHECK("a failed launch reaches the host") {
+  for (const LaunchStrategy strategy :
+       {LaunchStrategy::null_stream, LaunchStrategy::named_streams, LaunchStrategy::fire_and_forget}) {
+    CAPTURE(cdplab::streams::to_string(strategy));
+    cdplab::harness::expect_failed_launch_reported(
+        [&] { (void)cdplab::streams::launch_timed_children(strategy, 4, 8, 1000); });
+  }
 }

@@ -233,3 +233,9 @@ GPU_CHECK("speed at 10M values") {
   // instructor guide's speed table); twice that passes.
   cdplab::harness::expect_speed("sort 10M", kSortSpeedBar);
 }
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto data = oracle::random_ints(rng, std::size_t{1} << 21);
+  cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::streams::fast_quicksort(data); });
+}

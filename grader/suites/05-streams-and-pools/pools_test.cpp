@@ -65,3 +65,14 @@ GPU_CHECK("pool sized from the workload") {
                 << "leave it, and the exercise left it at " << kept.pool_limit << " entries: raise the pool when "
                 << "the workload needs more, never lower it (read the limit with cudaDeviceGetLimit first)");
 }
+
+GPU_CHECK("a failed launch reaches the host") {
+  // The lesson's report: every launch's result goes back to the host, which counts the failures.
+  cdplab::harness::expect_failed_launch_reported([] {
+    const PoolRun run = cdplab::streams::launch_many_children(256);
+    if (run.launch_failures > 0) {
+      throw cdplab::DeviceLaunchError(static_cast<cudaError_t>(run.first_error), static_cast<int>(run.launch_failures),
+                                      std::to_string(run.launch_failures) + " launch(es) reported failed");
+    }
+  });
+}

@@ -129,3 +129,9 @@ GPU_CHECK("depth stays bounded") {
       "limit the recursion goes much deeper");
   expect_sorted(pipe, "an organ pipe (rising, then falling)");
 }
+
+GPU_CHECK("a failed launch reaches the host") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto data = oracle::random_ints(rng, 200000);
+  cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::streams::quicksort(data); });
+}

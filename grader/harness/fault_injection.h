@@ -1,0 +1,24 @@
+/// @file fault_injection.h
+/// @brief Failures the grader makes happen: a device-side launch that fails as it would with the
+///        pending launch pool full, so that the code every lesson asks for (check each launch and
+///        hand its error to the host) is run, not only written. A launch error read and dropped, or
+///        never read, gives the right output on every ordinary run; here it loses the check.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace cdplab::harness {
+
+/// Calls `run` (the exercise, once, through its host code) twice: first as it is, to count its
+/// device-side launches (L, over every run it makes; a run that throws fails the check as any
+/// check would), then with the launch of index L / 2 of a run (counted in the order the device code
+/// made them: a launch from the middle of the run, deep in a recursion where there is one; `run`
+/// should make one run that launches) failing with
+/// cudaErrorLaunchPendingCountExceeded, as a full pending launch pool would. CHECKs that the
+/// failure reached the host as the lessons say: the second call throws cdplab::DeviceLaunchError
+/// with that error. `run` frees what it allocated on either path (the second call throws). The
+/// check's lifetimes are not judged (lifetimes.h).
+void expect_failed_launch_reported(const std::function<void()>& run);
+
+}  // namespace cdplab::harness
