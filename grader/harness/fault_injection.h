@@ -18,7 +18,8 @@ namespace cdplab::harness {
 /// cudaErrorLaunchPendingCountExceeded, as a full pending launch pool would. CHECKs that the
 /// failure reached the host as the lessons say: the second call throws cdplab::DeviceLaunchError
 /// with that error. `run` frees what it allocated on either path (the second call throws). The
-/// check's lifetimes are not judged (lifetimes.h).
+/// check's lifetimes are not judged (lifetimes.h). The suites judge a run of the same size first,
+/// in the same check: a point for reporting errors goes only to code whose output is right.
 void expect_failed_launch_reported(const std::function<void()>& run);
 
 }  // namespace cdplab::harness

@@ -62,6 +62,7 @@ GPU_CHECK("sums past 32 bits") {
 GPU_CHECK("a failed launch reaches the host") {
   cdplab::Random rng = cdplab::harness::check_rng();
   // Levels enough that the failed launch is one the recursion makes from below the first level.
+  expect_sum(rng, std::size_t{1} << 22, 8);  // the run is right before one of its launches is made to fail
   const auto values = oracle::random_ints(rng, std::size_t{1} << 22, -1000, 1000);
   cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::fundamentals::recursive_sum(values, 8); });
 }

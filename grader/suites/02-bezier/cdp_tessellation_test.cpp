@@ -154,6 +154,7 @@ GPU_CHECK("buffers are freed") {
 GPU_CHECK("a failed launch reaches the host") {
   cdplab::Random rng = cdplab::harness::check_rng();
   const Tessellation t;
+  expect_tessellation(oracle::lines_with_curvatures(rng, 512, 0.0, 4.0), t);  // right before a launch fails
   DeviceLines device(oracle::lines_with_curvatures(rng, 512, 0.0, 4.0));
   const int n = 512;
   cdplab::harness::expect_failed_launch_reported([&] {

@@ -256,6 +256,7 @@ GPU_CHECK("a failed launch reaches the host") {
   cdplab::Random rng = cdplab::harness::check_rng();
   const Tessellation t;
   const int n = 512;
+  expect_scaled(oracle::lines_with_curvatures(rng, n, 0.0, 4.0), ChildStream::named, t);  // right before a launch fails
   DeviceLines device(oracle::lines_with_curvatures(rng, n, 0.0, 4.0));
   cdplab::harness::expect_failed_launch_reported([&] {
     try {

@@ -219,6 +219,7 @@ GPU_CHECK("a failed launch reaches the host") {
   cdplab::Random rng = cdplab::harness::check_rng();
   const Box bounds{0.0f, 0.0f, 1.0f, 1.0f};
   const auto points = oracle::uniform_points(rng, 20000, bounds);
+  expect_tree(points, bounds, QuadtreeParams{6, 32});  // the run is right before one of its launches is made to fail
   cdplab::harness::expect_failed_launch_reported(
       [&] { (void)cdplab::quadtree::build_adaptive_quadtree(points.x, points.y, bounds, QuadtreeParams{6, 32}); });
 }

@@ -61,6 +61,7 @@ GPU_CHECK("more launches than the pool holds") {
 
 GPU_CHECK("a failed launch reaches the host") {
   cdplab::Random rng = cdplab::harness::check_rng();
+  expect_consumption(rng, 10 * oracle::kSegmentSize + 3, 0);  // the run is right before one of its launches is made to fail
   std::vector<int> seed(10 * oracle::kSegmentSize + 3);
   for (auto& s : seed) s = static_cast<int>(rng.integer(-100000, 100000));
   cdplab::harness::expect_failed_launch_reported([&] { (void)cdplab::visibility::consume_after_child(seed, 0); });

@@ -68,6 +68,7 @@ GPU_CHECK("pool sized from the workload") {
 
 GPU_CHECK("a failed launch reaches the host") {
   // The lesson's report: every launch's result goes back to the host, which counts the failures.
+  (void)expect_every_child_ran(256);  // the run is right before one of its launches is made to fail
   cdplab::harness::expect_failed_launch_reported([] {
     const PoolRun run = cdplab::streams::launch_many_children(256);
     if (run.launch_failures > 0) {
