@@ -15,6 +15,7 @@
 
 #include "fault_injection.h"
 #include "launch_count.h"
+#include "lifetimes.h"
 
 #include "cdplab/random.h"
 
@@ -63,15 +64,18 @@ bool skip_under_sanitizer(const std::string& why);
 int tenth_under_sanitizer(int n);
 
 /// Runs `release`, the exercise's own function that frees what the check made it allocate (device-
-/// heap buffers, say), once the check has judged the output, so that compute-sanitizer's leak check
-/// sees them freed. It never changes a verdict already given: a release the student has not
-/// written yet, or one that fails, is ignored here, and the leak it leaves is the sanitizer's to
-/// report. (A release that corrupts memory may still spoil a later input of the same check.)
+/// heap buffers, say), once the check has judged the output, so that the check's heap balance
+/// (lifetimes.h) and compute-sanitizer's leak check see them freed. A release the student has not
+/// written yet, or one that fails, is ignored here and the check's heap balance is not judged: the
+/// exercise's own check of the release reports it. A release that runs and frees too little
+/// leaves the balance uneven, and the check fails. (A release that corrupts memory may still spoil
+/// a later input of the same check.)
 template <class Release>
 void release_after_check(Release&& release) noexcept {
   try {
     release();
   } catch (...) {
+    skip_heap_lifetime();
   }
 }
 

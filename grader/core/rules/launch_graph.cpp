@@ -234,11 +234,16 @@ std::map<std::string, unsigned> address_taint(const ptx::Function& function,
 
 // Registers that hold the index of the thread's warp in its block (threadIdx.x / 32, as `shr` by 5
 // or `div` by 32 of a value derived from %tid.x), or a value made from it by arithmetic that keeps
-// the warps apart (copies, add, sub, mul, mad, shl, cvt): an address in one of them is one warp's
-// own, which __syncwarp() orders. A fixed point, regardless of control flow.
+// the warps apart (copies, add, sub, mul, mad, shl, cvt, cvta, with nothing else derived from
+// %tid.x): an address in one of them is one warp's own, which __syncwarp() orders. None in a
+// function that reads threadIdx.y or threadIdx.z, where a block's rows need not fill whole warps.
+// A fixed point, regardless of control flow.
 std::set<std::string> warp_indexed_registers(const ptx::Function& function) {
   std::set<std::string> thread_x;
   std::set<std::string> warp;
+  for (const auto& ins : function.body)
+    for (const auto& op : ins.operands)
+      if (op == "%tid.y" || op == "%tid.z") return warp;
   const auto from = [](const std::set<std::string>& set, const std::string& operand) {
     for (const auto& reg : ptx::registers_in(operand))
       if (set.count(reg)) return true;
@@ -256,9 +261,9 @@ std::set<std::string> warp_indexed_registers(const ptx::Function& function) {
         of_thread = of_thread || ops[i] == "%tid.x" || from(thread_x, ops[i]);
         of_warp = of_warp || from(warp, ops[i]);
       }
-      const bool keeps = base == "mov" || base == "cvt" || base == "add" || base == "sub" || base == "mul" ||
-                         base == "mad" || base == "shl";
-      const bool to_warp = (of_warp && keeps) ||
+      const bool keeps = base == "mov" || base == "cvt" || base == "cvta" || base == "add" || base == "sub" ||
+                         base == "mul" || base == "mad" || base == "shl";
+      const bool to_warp = (of_warp && keeps && !of_thread) ||
                            (ops.size() == 3 && from(thread_x, ops[1]) &&
                             ((base == "shr" && ops[2] == "5") || (base == "div" && ops[2] == "32")));
       const bool to_thread = of_thread && (base == "mov" || base == "cvt" || base == "add" || base == "sub");

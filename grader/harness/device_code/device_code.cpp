@@ -10,7 +10,6 @@
 #include <cuda_runtime.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +19,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -95,16 +95,22 @@ std::string link_key(const std::vector<device_code::PtxModule>& modules, const s
   return name;
 }
 
+/// Where sources.linked_cache keeps the cubin of this link; empty without a cache.
+std::filesystem::path cached_cubin(const std::vector<device_code::PtxModule>& modules, const DeviceCodeSources& sources,
+                                   const std::string& architecture) {
+  if (sources.linked_cache.empty()) return {};
+  return std::filesystem::path(sources.linked_cache) / link_key(modules, sources.libraries, architecture);
+}
+
 /// The linked cubin: kept in sources.linked_cache by the run's first process that links it (a
-/// file written whole, then renamed into place, so that no process reads half of one), and read
-/// from there by the others.
+/// file written whole under a name of its own, then renamed into place, so that no process reads
+/// half of one), and read from there by the others; `use_cache` false links anew (and keeps that).
 device_code::Linked linked_or_cached(const std::vector<device_code::PtxModule>& modules,
-                                     const DeviceCodeSources& sources, const std::string& architecture) {
-  if (sources.linked_cache.empty()) return device_code::link_device_code(modules, sources.libraries, architecture);
-  const std::filesystem::path kept =
-      std::filesystem::path(sources.linked_cache) / link_key(modules, sources.libraries, architecture);
+                                     const DeviceCodeSources& sources, const std::string& architecture, bool use_cache) {
+  const std::filesystem::path kept = cached_cubin(modules, sources, architecture);
+  if (kept.empty()) return device_code::link_device_code(modules, sources.libraries, architecture);
   bool ok = false;
-  const std::string cubin = read_file(kept.string(), &ok);
+  const std::string cubin = use_cache ? read_file(kept.string(), &ok) : std::string();
   if (ok && !cubin.empty()) {
     device_code::Linked linked;
     linked.ok = true;
@@ -115,7 +121,10 @@ device_code::Linked linked_or_cached(const std::vector<device_code::PtxModule>& 
   if (!linked.ok) return linked;
   std::error_code error;
   std::filesystem::create_directories(sources.linked_cache, error);
-  const std::filesystem::path part = kept.string() + "." + std::to_string(::getpid()) + ".part";
+  // Every check box has its own process ids (the same few in each): the part's name is drawn.
+  std::random_device device;
+  const std::filesystem::path part =
+      kept.string() + "." + std::to_string((static_cast<unsigned long long>(device()) << 32) ^ device()) + ".part";
   {
     std::ofstream out(part, std::ios::binary);
     out.write(linked.cubin.data(), static_cast<std::streamsize>(linked.cubin.size()));
@@ -160,14 +169,22 @@ std::string load(const DeviceCodeSources& sources) {
   }
   const std::string architecture = gpu_architecture();
   if (architecture.empty()) return "the GPU's architecture could not be read";
-  const auto linked = linked_or_cached(
-      {{"exercise", instrumented.ptx}, {"grader hooks", device_code::hooks_ptx(state.tag)}}, sources, architecture);
+  const std::vector<device_code::PtxModule> modules = {{"exercise", instrumented.ptx},
+                                                       {"grader hooks", device_code::hooks_ptx(state.tag)}};
+  auto linked = linked_or_cached(modules, sources, architecture, true);
   if (!linked.ok) {
     return "the device code could not be linked with the starter kit and the device runtime for " + architecture +
            ":\n" + shortened(linked.log);
   }
-  const cudaError_t status =
+  cudaError_t status =
       cudaLibraryLoadData(&state.library, linked.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (status != cudaSuccess && !sources.linked_cache.empty()) {
+    // A kept cubin that does not load (cut short, say): link again, and keep that instead.
+    (void)cudaGetLastError();
+    linked = linked_or_cached(modules, sources, architecture, false);
+    if (linked.ok)
+      status = cudaLibraryLoadData(&state.library, linked.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  }
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
     state.library = nullptr;

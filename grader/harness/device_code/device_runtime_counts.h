@@ -17,8 +17,8 @@ struct DeviceRuntimeCounts {
   unsigned long long named_stream;       ///< launches into a stream the code created
   unsigned long long streams_created;    ///< cudaStreamCreateWithFlags that succeeded
   unsigned long long streams_destroyed;  ///< cudaStreamDestroy that succeeded
-  unsigned long long heap_cuda_mallocs;  ///< device-side cudaMalloc that succeeded
-  unsigned long long heap_cuda_frees;    ///< device-side cudaFree that succeeded
+  unsigned long long heap_cuda_mallocs;  ///< device-side cudaMalloc that succeeded with memory
+  unsigned long long heap_cuda_frees;    ///< device-side cudaFree of a non-null pointer that succeeded
   unsigned long long heap_mallocs;       ///< malloc in device code that returned memory
   unsigned long long heap_frees;         ///< free in device code of a non-null pointer
   unsigned long long events_recorded;    ///< cudaEventRecord in device code

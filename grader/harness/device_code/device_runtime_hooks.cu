@@ -60,15 +60,19 @@ __device__ unsigned home_slot(cudaStream_t stream) {
   return static_cast<unsigned>(h >> 40) % cdplab::harness::kDestroyedStreamSlots;
 }
 
-__device__ void remember_destroyed(cudaStream_t stream) {
+/// Whether this call added the handle (false: it was there already, from an earlier destroy, or no
+/// slot was free).
+__device__ bool remember_destroyed(cudaStream_t stream) {
   const unsigned long long handle = reinterpret_cast<unsigned long long>(stream);
   const unsigned home = home_slot(stream);
   for (int probe = 0; probe < kProbes; ++probe) {
     unsigned long long& slot = cdplab_hook_destroyed[(home + probe) % cdplab::harness::kDestroyedStreamSlots];
     const unsigned long long seen = atomicCAS(&slot, 0ull, handle);
-    if (seen == 0ull || seen == handle) return;
-    if (seen == kForgotten && atomicCAS(&slot, kForgotten, handle) == kForgotten) return;
+    if (seen == 0ull) return true;
+    if (seen == handle) return false;
+    if (seen == kForgotten && atomicCAS(&slot, kForgotten, handle) == kForgotten) return true;
   }
+  return false;
 }
 
 /// A create that returns a handle destroyed before: that handle names a live stream again.
@@ -143,23 +147,23 @@ extern "C" __device__ cudaError_t cdplab_hook_StreamCreateWithFlags(cudaStream_t
 extern "C" __device__ cudaError_t cdplab_hook_StreamDestroy(cudaStream_t stream) {
   // Remembered before the real destroy: once that returns, another thread's create may hand out the
   // same handle, and its forget_destroyed must find it already here.
-  remember_destroyed(stream);
+  const bool added = remember_destroyed(stream);
   __threadfence();
   const cudaError_t status = cudaStreamDestroy(stream);
   if (status == cudaSuccess) count(cdplab_hook_counts.streams_destroyed);
-  else forget_destroyed(stream);  // not destroyed after all
+  else if (added) forget_destroyed(stream);  // not destroyed after all (a second destroy keeps the first's record)
   return status;
 }
 
 extern "C" __device__ cudaError_t cdplab_hook_Malloc(void** pointer, size_t bytes) {
   const cudaError_t status = cudaMalloc(pointer, bytes);
-  if (status == cudaSuccess) count(cdplab_hook_counts.heap_cuda_mallocs);
+  if (status == cudaSuccess && *pointer != nullptr) count(cdplab_hook_counts.heap_cuda_mallocs);
   return status;
 }
 
 extern "C" __device__ cudaError_t cdplab_hook_Free(void* pointer) {
   const cudaError_t status = cudaFree(pointer);
-  if (status == cudaSuccess) count(cdplab_hook_counts.heap_cuda_frees);
+  if (status == cudaSuccess && pointer != nullptr) count(cdplab_hook_counts.heap_cuda_frees);  // cudaFree(nullptr) frees nothing
   return status;
 }
 
