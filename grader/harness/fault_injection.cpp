@@ -24,7 +24,6 @@ void expect_failed_launch_reported(const std::function<void()>& run) {
   }
   const auto index = static_cast<long long>(launches / 2);
   clear_launch_count();
-  set_lifetimes_judged(false);
   fail_device_launch(index);
   struct Disarm {
     ~Disarm() {

@@ -256,11 +256,12 @@ class ResultsListener : public doctest::IReporter {
   void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
     const auto* options = doctest::getContextOptions();
     const std::string name = options && options->currentTest ? options->currentTest->m_name : "";
+    bool passed = stats.testCaseSuccess && stats.numAssertsFailedCurrentTest == 0 && failures_.empty();
     // A check that passed otherwise is judged on what its runs left behind (lifetimes.h).
-    if (stats.testCaseSuccess && stats.numAssertsFailedCurrentTest == 0 && failures_.empty() &&
-        state().skip_running.empty())
+    if (passed && state().skip_running.empty()) {
       for (auto& problem : lifetime_problems()) failures_.push_back(std::move(problem));
-    const bool passed = stats.testCaseSuccess && stats.numAssertsFailedCurrentTest == 0 && failures_.empty();
+      passed = failures_.empty();
+    }
     if (passed && !state().skip_running.empty()) {  // nothing failed before the check gave up
       json record = base_record("skipped", name);
       record["reason"] = state().skip_running;

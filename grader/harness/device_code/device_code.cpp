@@ -309,14 +309,18 @@ void start_device_run() noexcept {
   if (loaded().library == nullptr) return;
   try {
     DeviceRuntimeCounts finished{};
-    if (cudaMemcpy(&finished, hook_global<DeviceRuntimeCounts>("counts"), sizeof finished, cudaMemcpyDeviceToHost) ==
-        cudaSuccess)
-      add_counts(earlier_runs(), finished);
+    const bool read = cudaMemcpy(&finished, hook_global<DeviceRuntimeCounts>("counts"), sizeof finished,
+                                 cudaMemcpyDeviceToHost) == cudaSuccess;
+    if (read) add_counts(earlier_runs(), finished);
+    // The tables of owed errors and destroyed streams are cleared only where the finished run
+    // wrote them (most runs make no such call, and skip the two memsets).
+    const bool owed = !read || finished.launches_injected > 0;
+    const bool streams = !read || finished.streams_created > 0 || finished.streams_destroyed > 0;
     const DeviceRuntimeCounts zero{};
     if (cudaMemcpy(hook_global<DeviceRuntimeCounts>("counts"), &zero, sizeof zero, cudaMemcpyHostToDevice) != cudaSuccess ||
-        cudaMemset(hook_global<unsigned long long>("owed"), 0, 64 * sizeof(unsigned long long)) != cudaSuccess ||
-        cudaMemset(hook_global<unsigned long long>("destroyed"), 0, kDestroyedStreamSlots * sizeof(unsigned long long)) !=
-            cudaSuccess)
+        (owed && cudaMemset(hook_global<unsigned long long>("owed"), 0, 64 * sizeof(unsigned long long)) != cudaSuccess) ||
+        (streams && cudaMemset(hook_global<unsigned long long>("destroyed"), 0,
+                               kDestroyedStreamSlots * sizeof(unsigned long long)) != cudaSuccess))
       (void)cudaGetLastError();
   } catch (...) {
     (void)cudaGetLastError();

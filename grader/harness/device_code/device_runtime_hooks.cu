@@ -55,18 +55,19 @@ __device__ cudaError_t owed_error(bool take) {
 constexpr unsigned long long kForgotten = ~0ull;
 constexpr int kProbes = 64;  ///< slots looked at from a handle's home slot
 
-__device__ unsigned home_slot(cudaStream_t stream) {
+/// The table slot a stream handle's search looks at `probe` places after its home slot.
+__device__ unsigned long long& destroyed_slot(cudaStream_t stream, int probe) {
   const unsigned long long h = reinterpret_cast<unsigned long long>(stream) * 0x9e3779b97f4a7c15ull;
-  return static_cast<unsigned>(h >> 40) % cdplab::harness::kDestroyedStreamSlots;
+  const unsigned home = static_cast<unsigned>(h >> 40);
+  return cdplab_hook_destroyed[(home + static_cast<unsigned>(probe)) % cdplab::harness::kDestroyedStreamSlots];
 }
 
 /// Whether this call added the handle (false: it was there already, from an earlier destroy, or no
 /// slot was free).
 __device__ bool remember_destroyed(cudaStream_t stream) {
   const unsigned long long handle = reinterpret_cast<unsigned long long>(stream);
-  const unsigned home = home_slot(stream);
   for (int probe = 0; probe < kProbes; ++probe) {
-    unsigned long long& slot = cdplab_hook_destroyed[(home + probe) % cdplab::harness::kDestroyedStreamSlots];
+    unsigned long long& slot = destroyed_slot(stream, probe);
     const unsigned long long seen = atomicCAS(&slot, 0ull, handle);
     if (seen == 0ull) return true;
     if (seen == handle) return false;
@@ -78,20 +79,16 @@ __device__ bool remember_destroyed(cudaStream_t stream) {
 /// A create that returns a handle destroyed before: that handle names a live stream again.
 __device__ void forget_destroyed(cudaStream_t stream) {
   const unsigned long long handle = reinterpret_cast<unsigned long long>(stream);
-  const unsigned home = home_slot(stream);
   for (int probe = 0; probe < kProbes; ++probe) {
-    unsigned long long& slot = cdplab_hook_destroyed[(home + probe) % cdplab::harness::kDestroyedStreamSlots];
-    const unsigned long long seen = atomicCAS(&slot, handle, kForgotten);
+    const unsigned long long seen = atomicCAS(&destroyed_slot(stream, probe), handle, kForgotten);
     if (seen == 0ull) return;
   }
 }
 
 __device__ bool destroyed(cudaStream_t stream) {
   const unsigned long long handle = reinterpret_cast<unsigned long long>(stream);
-  const unsigned home = home_slot(stream);
   for (int probe = 0; probe < kProbes; ++probe) {
-    const unsigned long long seen =
-        *static_cast<volatile unsigned long long*>(&cdplab_hook_destroyed[(home + probe) % cdplab::harness::kDestroyedStreamSlots]);
+    const unsigned long long seen = *static_cast<volatile unsigned long long*>(&destroyed_slot(stream, probe));
     if (seen == handle) return true;
     if (seen == 0ull) return false;
   }
