@@ -5,7 +5,8 @@
 # INPUT sets:
 #   FIGURE_OUT    the folder to write: figures.md and images/ (emptied first)
 #   RECORDED_DIR  docs/figures: pictures recorded on a GPU, <chapter>/*.svg and <chapter>/source.txt,
-#                 and the reference solutions' launch graphs, launch-graphs/<chapter>-<stem>.svg
+#                 the reference solutions' launch graphs, launch-graphs/<chapter>-<stem>.svg, and
+#                 the launch trees their checks made, launch-trees/<chapter>-<stem>.svg and source.txt
 #   RECORD_DIR    if not empty, pictures drawn on this machine's GPU are recorded there too (and, in
 #                 a build of solutions/, the launch graphs)
 #   EXERCISE_DIR  the exercises this build compiles (solutions/ for reference pictures)
@@ -187,6 +188,34 @@ foreach(chapter IN LISTS chapters)
       write_note_picture("${FIGURE_OUT}/images/${image}" "${stem}.cu: no launch graph (${why})")
     endif()
   endforeach()
+
+  # What the reference solutions' checks launched when they ran on a GPU (cdplab grade solutions
+  # --launch-trees, recorded in RECORDED_DIR/launch-trees): the launch tree a student's failing
+  # check is shown beside.
+  set(trees "")
+  foreach(entry IN LISTS EXERCISES)
+    if(entry MATCHES "^${chapter}/([^=]*)=")
+      set(stem "${CMAKE_MATCH_1}")  # ${} is read before if() matches: not in the same condition
+      if(EXISTS "${RECORDED_DIR}/launch-trees/${chapter}-${stem}.svg")
+        list(APPEND trees "${stem}")
+      endif()
+    endif()
+  endforeach()
+  if(trees)
+    set(source "an earlier run")
+    if(EXISTS "${RECORDED_DIR}/launch-trees/source.txt")
+      file(READ "${RECORDED_DIR}/launch-trees/source.txt" source)
+      string(STRIP "${source}" source)
+    endif()
+    string(APPEND page "\n### Launch trees\n\nWhat the reference solutions' checks launched on the GPU, counted "
+                       "by the grader as they ran (${source}): which kernel launched which, how many grids, into "
+                       "which streams. `cdplab check` shows yours under a failed check.\n")
+    foreach(stem IN LISTS trees)
+      file(COPY_FILE "${RECORDED_DIR}/launch-trees/${chapter}-${stem}.svg"
+                     "${FIGURE_OUT}/images/launch-tree-${chapter}-${stem}.svg")
+      string(APPEND page "\n\\image html launch-tree-${chapter}-${stem}.svg \"${stem}.cu\"\n")
+    endforeach()
+  endif()
 endforeach()
 
 file(WRITE "${FIGURE_OUT}/figures.md" "${page}")

@@ -26,6 +26,7 @@ struct GradeArgs {
   bool no_sandbox = false;              ///< grade: build and run submissions outside the box (sandbox/)
   bool verbose = false;                 ///< terminal report: list passed items too (default: a count)
   std::string visibility = "visible";   ///< Gradescope's visibility of the results (report::kGradescopeVisibilities)
+  std::string launch_trees;             ///< a folder for each exercise's launch-tree picture; none when empty
 };
 
 /// Options of `cdplab grade` over a class folder (a folder of submission folders and archives).

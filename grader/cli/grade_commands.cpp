@@ -5,6 +5,7 @@
 #include "build_config.h"
 #include "commands.h"
 #include "progress.h"
+#include "report/launch_tree.h"
 #include "report/report.h"
 #include "report/text.h"
 
@@ -48,6 +49,17 @@ std::string render(const grading::GradeReport& report, const std::string& format
 
 /// Terminal feedback on stdout, unless another format goes to stdout; that format to --output.
 void emit(const grading::GradeReport& report, const GradeArgs& args, const Context& ctx) {
+  if (!args.launch_trees.empty()) {
+    int written = 0;
+    try {
+      written = report::write_launch_tree_pictures(report, args.launch_trees);
+    } catch (const std::runtime_error& error) {
+      throw UsageError(error.what());
+    }
+    std::cerr << "cdplab: " << written << " launch-tree picture" << (written == 1 ? "" : "s") << " written to "
+              << args.launch_trees << (written == 0 ? " (no check's launches were counted: they need a GPU)" : "")
+              << "\n";
+  }
   const std::string text = render(report, args.format, ctx.color && args.output.empty(), args.verbose, args.visibility);
   if (args.output.empty()) {
     std::cout << text << std::flush;
@@ -263,9 +275,11 @@ std::vector<std::string> class_gpu_devices(int gpus) {
 
 /// The options of the class grader, from the command line; refuses the one-submission options.
 batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args) {
-  if (args.format != "terminal" || !args.output.empty() || !args.build_dir.empty() || args.seed)
-    throw UsageError("--format, --output, --build-dir and --seed grade one submission; a class gets every format "
-                     "in its results folder (--out), each run with fresh seeds");
+  if (args.format != "terminal" || !args.output.empty() || !args.build_dir.empty() || args.seed ||
+      !args.launch_trees.empty())
+    throw UsageError("--format, --output, --build-dir, --seed and --launch-trees grade one submission; a class gets "
+                     "every format in its results folder (--out), each run with fresh seeds, and each student's "
+                     "launch trees in their feedback page");
   batch::BatchOptions options;
   options.out_dir = class_args.out.empty() ? fs::path(dir.string() + "-grades")
                                            : fs::absolute(class_args.out).lexically_normal();

@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
     sub->add_flag("--sanitize", grade_args.sanitize,
                   "run each test suite again under compute-sanitizer (memcheck with leak checking; "
                   "needs a GPU; findings are feedback worth no points)");
+    sub->add_option("--launch-trees", grade_args.launch_trees,
+                    "write each exercise's launch tree, as its checks ran it on the GPU, into this folder "
+                    "(CHAPTER-FILE.svg: the first failed check's, else the one that launched the most)");
     sub->add_flag("--process-per-check", grade_args.process_per_check,
                   "run every check in a process of its own from the start (slower; by default a suite's "
                   "checks share a process, and those that do not pass there run again alone)");

@@ -1,5 +1,6 @@
 #include "results_log.h"
 
+#include "device_code.h"
 #include "device_limits.h"
 #include "harness.h"
 #include "launch_count.h"
@@ -9,6 +10,8 @@
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+
+#include <cuda_runtime.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -224,6 +227,24 @@ std::string current_contexts() {
   return text;
 }
 
+/// The launch tree the check's runs made (device_code.h), as the end record carries it (an empty
+/// one where the device code launched nothing); null where no device code is loaded.
+json launch_tree_record() {
+  json edges = json::array();
+  try {
+    for (const auto& edge : check_launch_edges()) {
+      const auto& c = edge.counts;
+      edges.push_back({{"caller", edge.caller}, {"child", edge.child}, {"grids", c.grids}, {"null", c.into[0]},
+                       {"tail", c.into[1]}, {"fire_and_forget", c.into[2]}, {"named", c.into[3]},
+                       {"failed", c.failed}});
+    }
+  } catch (...) {  // no device code loaded, or the counts could not be read: nothing observed
+    (void)cudaGetLastError();
+    return json();
+  }
+  return edges;
+}
+
 /// doctest listener: turns doctest events into results-log records.
 class ResultsListener : public doctest::IReporter {
  public:
@@ -248,6 +269,7 @@ class ResultsListener : public doctest::IReporter {
     const bool gpu_run = std::strcmp(tc.m_test_suite, "gpu") == 0 && !state().device.empty();
     if (gpu_run && !under_sanitizer()) poison_shared_memory();
     if (gpu_run) clear_launch_count();  // counted launches start from zero (launch_count.h)
+    gpu_run_ = gpu_run;
     set_lifetimes_judged(gpu_run);      // what the check's runs leave behind is judged at its end
     if (gpu_run) set_check_launch_delay(!under_sanitizer());  // writes after a launch lose their race
   }
@@ -277,6 +299,10 @@ class ResultsListener : public doctest::IReporter {
     record["seconds"] = stats.seconds;
     record["failures"] = failures_;
     if (!state().notes.empty()) record["notes"] = state().notes;
+    if (gpu_run_) {
+      json tree = launch_tree_record();
+      if (tree.is_array()) record["launches"] = std::move(tree);
+    }
     write_line(record);
     state().crash_line_length = 0;
     ++state().ran;
@@ -321,6 +347,7 @@ class ResultsListener : public doctest::IReporter {
 
  private:
   std::vector<std::string> failures_;
+  bool gpu_run_ = false;  ///< the current check runs on the GPU: its end record carries the launch tree
 };
 
 }  // namespace

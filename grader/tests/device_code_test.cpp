@@ -110,6 +110,100 @@ TEST_CASE("device code: the device-runtime calls are renamed to the hooks, decla
   CHECK(count_of(instrumented.ptx, "{102, 114, 101, 101}") == 1);  // a string's bytes are no names
 }
 
+// A parent with two launch sites (one in a device function it calls) as nvcc 13 writes them, and a
+// kernel of another file it launches.
+const char* const kTwoCallersPtx = R"(
+.extern .func  (.param .b64 func_retval0) __cudaCDP2GetParameterBufferV2
+(
+	.param .b64 __cudaCDP2GetParameterBufferV2_param_0,
+	.param .align 4 .b8 __cudaCDP2GetParameterBufferV2_param_1[12],
+	.param .align 4 .b8 __cudaCDP2GetParameterBufferV2_param_2[12],
+	.param .b32 __cudaCDP2GetParameterBufferV2_param_3
+)
+;
+.extern .entry _ZN2ns5otherEPi
+(
+	.param .u64 _ZN2ns5otherEPi_param_0
+)
+;
+.visible .entry _ZN2ns5childEPi(
+	.param .u64 _ZN2ns5childEPi_param_0
+)
+{
+	ret;
+}
+.func  (.param .b32 func_retval0) _ZN2ns6helperEv()
+{
+	{ // callseq 0, 0
+	.param .b64 param0;
+	st.param.b64 	[param0+0], %rd1;
+	.param .align 4 .b8 param1[12];
+	.param .align 4 .b8 param2[12];
+	.param .b32 param3;
+	.param .b64 retval0;
+	call.uni (retval0), 
+	__cudaCDP2GetParameterBufferV2, 
+	(
+	param0, 
+	param1, 
+	param2, 
+	param3
+	);
+	ld.param.b64 	%rd2, [retval0+0];
+	} // callseq 0
+	ret;
+}
+.visible .entry _ZN2ns6parentEPi(
+	.param .u64 _ZN2ns6parentEPi_param_0
+)
+{
+	mov.u64 	%rd1, _ZN2ns5childEPi;
+	{ // callseq 1, 0
+	.param .b64 param0;
+	.param .b64 retval0;
+	call.uni (retval0), 
+	__cudaCDP2GetParameterBufferV2, 
+	(
+	param0, 
+	param1, 
+	param2, 
+	param3
+	);
+	} // callseq 1
+	ret;
+}
+)";
+
+TEST_CASE("device code: every launch tells the hooks which function made it, and the kernels' addresses can be read") {
+  const std::string tag = "cdplab_hook_0123456789abcdef_";
+  const auto instrumented = instrument_ptx(kTwoCallersPtx, tag);
+  // Functions by index: what a launch's caller number means to the host.
+  CHECK(instrumented.functions == std::vector<std::string>{"__cudaCDP2GetParameterBufferV2", "_ZN2ns5otherEPi",
+                                                           "_ZN2ns5childEPi", "_ZN2ns6helperEv", "_ZN2ns6parentEPi"});
+  CHECK(instrumented.kernels == std::vector<std::string>{"_ZN2ns5otherEPi", "_ZN2ns5childEPi", "_ZN2ns6parentEPi"});
+  const std::string& ptx = instrumented.ptx;
+  // Both calls go to the hook, each with its own caller's index; the hook is declared before them.
+  CHECK(identifier_count(ptx, "__cudaCDP2GetParameterBufferV2") == 1);  // the declaration, left
+  CHECK(identifier_count(ptx, tag + "GetParameterBufferFrom") == 3);
+  CHECK(ptx.find(tag + "GetParameterBufferFrom") < ptx.find("__cudaCDP2GetParameterBufferV2"));
+  CHECK(ptx.find("_param_4") != std::string::npos);
+  const auto helper_call = ptx.find("st.param.b32 [cdplab_caller+0], 3;");
+  const auto parent_call = ptx.find("st.param.b32 [cdplab_caller+0], 4;");
+  REQUIRE(helper_call != std::string::npos);
+  REQUIRE(parent_call != std::string::npos);
+  CHECK(helper_call < ptx.find(".visible .entry _ZN2ns6parentEPi"));
+  CHECK(parent_call > ptx.find(".visible .entry _ZN2ns6parentEPi"));
+  CHECK(count_of(ptx, "param3, cdplab_caller") == 2);
+  // The added kernel writes every kernel's address, the other file's included, in that order.
+  const auto addresses = ptx.find(".visible .entry " + tag + "kernel_addresses(");
+  REQUIRE(addresses != std::string::npos);
+  CHECK(ptx.find("mov.u64 \t%cdplab2, _ZN2ns5otherEPi;", addresses) != std::string::npos);
+  CHECK(ptx.find("[%cdplab1+16], %cdplab2;", addresses) != std::string::npos);
+  // A call written otherwise (no argument list where nvcc puts it) is left to the real function.
+  const auto odd = instrument_ptx(std::string(kTwoCallersPtx) + "\tcall.uni (retval0), __cudaCDP2GetParameterBufferV2;\n", tag);
+  CHECK(identifier_count(odd.ptx, "__cudaCDP2GetParameterBufferV2") == 2);
+}
+
 TEST_CASE("device code: a launch entry point no hook observes is reported") {
   const std::string ptx = std::string(kParentPtx) + "\n\tcall.uni (retval0), __cudaCDP2LaunchDevice, (param0);\n";
   const auto instrumented = instrument_ptx(ptx, "cdplab_hook_x_");
@@ -168,6 +262,9 @@ TEST_CASE("device code: every exercise of this build links with the hooks and it
     }
     const auto instrumented = instrument_ptx(cdplab::files::read_text(ptx_path), tag);
     CHECK(instrumented.unobserved_launches.empty());
+    // Every launch nvcc wrote tells the hooks its caller: the real parameter-buffer request is left
+    // declared and called nowhere.
+    CHECK(identifier_count(instrumented.ptx, "__cudaCDP2GetParameterBufferV2") <= 1);
     const auto result = link_device_code({{"exercise", instrumented.ptx}, {"hooks", hooks_ptx(tag)}}, libraries,
                                          "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));
     CHECK_MESSAGE(result.ok, result.log);

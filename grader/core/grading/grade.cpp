@@ -5,6 +5,8 @@
 #include "grading/shared_process.h"
 #include "process/process.h"
 #include "quiz/quiz.h"
+#include "rules/names.h"
+#include "rules/rule.h"
 #include "sandbox/submission.h"
 #include "sanitizer/sanitizer.h"
 #include "starters/given_code.h"
@@ -281,6 +283,32 @@ std::string explain_build_failure(const std::string& output, const std::string& 
   return text;
 }
 
+namespace {
+
+/// A check's launch tree as the harness writes it in its end record (mangled names), with the
+/// names people read; entries that are not well formed are left out.
+std::vector<LaunchTreeEdge> launch_tree_edges(const nlohmann::json& launches) {
+  std::vector<LaunchTreeEdge> edges;
+  if (!launches.is_array()) return edges;
+  const auto name = [](const nlohmann::json& edge, const char* key) {
+    const auto it = edge.find(key);
+    const std::string symbol = it != edge.end() && it->is_string() ? it->get<std::string>() : "";
+    return symbol.empty() ? symbol : rules::unqualified_name(rules::qualified_name(rules::demangle(symbol)));
+  };
+  const auto count = [](const nlohmann::json& edge, const char* key) -> std::uint64_t {
+    const auto it = edge.find(key);
+    return it != edge.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
+  };
+  for (const auto& edge : launches) {
+    if (!edge.is_object()) continue;
+    edges.push_back({name(edge, "caller"), name(edge, "child"), count(edge, "grids"), count(edge, "null"),
+                     count(edge, "tail"), count(edge, "fire_and_forget"), count(edge, "named"), count(edge, "failed")});
+  }
+  return edges;
+}
+
+}  // namespace
+
 std::vector<CheckEvent> read_check_events(const std::string& path) {
   std::vector<CheckEvent> events;
   // The file lies where the submission's programs write: only a regular file is read (a link to
@@ -306,6 +334,10 @@ std::vector<CheckEvent> read_check_events(const std::string& path) {
       for (const auto& f : record["failures"]) e.failures.push_back(f.is_string() ? f.get<std::string>() : f.dump());
     if (record.contains("notes") && record["notes"].is_array())
       for (const auto& n : record["notes"]) e.notes.push_back(n.is_string() ? n.get<std::string>() : n.dump());
+    if (record.contains("launches")) {
+      e.launches = launch_tree_edges(record["launches"]);
+      e.launches_observed = true;
+    }
     events.push_back(e);
   }
   return events;
@@ -331,6 +363,8 @@ std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vec
     }
     if (last != nullptr && last->event == "end") {
       item.seconds = last->seconds;
+      item.launches = last->launches;
+      item.launches_observed = last->launches_observed;
       if (last->status == "passed") {
         item.outcome = Outcome::passed;
         item.points = check.points;
@@ -434,6 +468,9 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   result.title = exercise.title;
   result.file = exercise.path();
   if (!exercise.hints.empty()) result.hint = exercise.hints.front();
+  for (const auto& rule : exercise.rules)
+    if ((rule.kind == "launches" || rule.kind == "recursion" || rule.kind == "distinct_streams") && !rule.given)
+      result.lesson_launches.push_back(rules::describe(rule));
   const auto report = [&](const char* stage) {
     if (options.progress) options.progress(exercise, stage);
   };

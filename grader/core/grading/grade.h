@@ -111,6 +111,8 @@ struct CheckEvent {
   std::string token;  ///< the run's token; lines without it were not written by the harness
   std::vector<std::string> failures;
   std::vector<std::string> notes;  ///< what a check reports whatever its outcome (a speed check's times)
+  std::vector<LaunchTreeEdge> launches;  ///< the launch tree of the check's runs (an end record's)
+  bool launches_observed = false;        ///< the record carries one (an empty one: nothing launched)
   double seconds = 0;
 };
 

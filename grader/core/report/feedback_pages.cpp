@@ -1,6 +1,7 @@
 // The feedback pages of a graded student (Markdown, HTML). The class's own files are in
 // gradebook.cpp.
 #include "report/report.h"
+#include "report/launch_tree.h"
 #include "report/text.h"
 
 #include <algorithm>
@@ -90,6 +91,15 @@ std::string to_feedback_markdown(const GradeReport& report, const std::string& s
         out << "\n\n" << md_block(item.feedback);
     }
     if (text::has_failure(e) && !e.hint.empty()) out << "\nHint: " << md_cell(e.hint) << "\n";
+    if (const auto* tree = shown_launch_tree(e, false)) {
+      std::string lines;
+      for (const auto& line : launch_tree_lines(tree->launches)) lines += line + "\n";
+      out << "\nLaunches of the check " << md_cell(tree->name) << ", as the grader saw them:\n\n" << md_block(lines);
+      if (!e.lesson_launches.empty()) {
+        out << "\nThe lesson asks for:\n\n";
+        for (const auto& line : e.lesson_launches) out << "- " << md_cell(line) << "\n";
+      }
+    }
     if (const std::string picture = picture_of(pictures, e); !picture.empty())
       out << "\n![launch graph of " << exercise_key(e) << "](" << picture << ")\n";
   }
@@ -137,6 +147,11 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
         out << "<pre>" << esc(item.feedback) << "</pre>\n";
     }
     if (text::has_failure(e) && !e.hint.empty()) out << "<p><strong>Hint:</strong> " << esc(e.hint) << "</p>\n";
+    if (const auto* tree = shown_launch_tree(e, false)) {
+      out << "<h3>Launch tree</h3>\n<figure>"
+          << launch_tree_svg(tree->launches, e.lesson_launches, "launches of the check \"" + tree->name + "\"")
+          << "</figure>\n";
+    }
     if (const std::string picture = picture_of(pictures, e); !picture.empty())
       out << "<p><img src=\"" << text::markup_escape(picture, true) << "\" alt=\"launch graph of "
           << text::markup_escape(exercise_key(e), true) << "\"></p>\n";

@@ -15,7 +15,7 @@ using grading::Outcome;
 using nlohmann::json;
 
 json item_to_json(const Item& item) {
-  return {
+  json object = {
       {"kind", grading::to_string(item.kind)},
       {"name", text::valid_utf8(item.name)},
       {"outcome", grading::to_string(item.outcome)},
@@ -24,11 +24,23 @@ json item_to_json(const Item& item) {
       {"feedback", text::valid_utf8(item.feedback)},
       {"seconds", item.seconds},
   };
+  if (item.launches_observed) {
+    json launches = json::array();
+    for (const auto& e : item.launches) {
+      launches.push_back({{"caller", text::valid_utf8(e.caller)}, {"child", text::valid_utf8(e.child)},
+                          {"grids", e.grids}, {"null", e.null_stream}, {"tail", e.tail},
+                          {"fire_and_forget", e.fire_and_forget}, {"named", e.named}, {"failed", e.failed}});
+    }
+    object["launches"] = launches;
+  }
+  return object;
 }
 
 json exercise_to_json(const ExerciseResult& exercise) {
   json items = json::array();
   for (const auto& item : exercise.items) items.push_back(item_to_json(item));
+  json lesson = json::array();
+  for (const auto& line : exercise.lesson_launches) lesson.push_back(text::valid_utf8(line));
   return {
       {"chapter", text::valid_utf8(exercise.chapter)},
       {"id", text::valid_utf8(exercise.id)},
@@ -37,6 +49,7 @@ json exercise_to_json(const ExerciseResult& exercise) {
       {"problem", text::valid_utf8(exercise.problem)},
       {"build_log", text::valid_utf8(exercise.build_log)},
       {"hint", text::valid_utf8(exercise.hint)},
+      {"lesson_launches", lesson},
       {"points", exercise.points()},
       {"max_points", exercise.max_points()},
       {"items", items},
@@ -69,6 +82,13 @@ double read_number(const json& object, const char* key, const std::string& where
   const json& value = object.at(key);
   if (!value.is_number()) fail(path(where, key), "expected a number, found " + std::string(value.type_name()));
   return value.get<double>();
+}
+
+std::uint64_t read_count(const json& object, const char* key, const std::string& where) {
+  if (!object.contains(key)) return 0;
+  const json& value = object.at(key);
+  if (!value.is_number_unsigned()) fail(path(where, key), "expected a non-negative integer, found " + value.dump());
+  return value.get<std::uint64_t>();
 }
 
 std::uint64_t read_seed(const json& object, const std::string& where) {
@@ -112,6 +132,24 @@ Item item_from_json(const json& object, const std::string& where) {
   item.max_points = read_number(object, "max_points", where);
   item.feedback = read_string(object, "feedback", where);
   item.seconds = read_number(object, "seconds", where);
+  if (object.contains("launches")) {
+    item.launches_observed = true;
+    const json& launches = read_array(object, "launches", where);
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const std::string at = where + ".launches[" + std::to_string(i) + "]";
+      require_object(launches[i], at);
+      grading::LaunchTreeEdge e;
+      e.caller = read_string(launches[i], "caller", at);
+      e.child = read_string(launches[i], "child", at);
+      e.grids = read_count(launches[i], "grids", at);
+      e.null_stream = read_count(launches[i], "null", at);
+      e.tail = read_count(launches[i], "tail", at);
+      e.fire_and_forget = read_count(launches[i], "fire_and_forget", at);
+      e.named = read_count(launches[i], "named", at);
+      e.failed = read_count(launches[i], "failed", at);
+      item.launches.push_back(e);
+    }
+  }
   return item;
 }
 
@@ -125,6 +163,13 @@ ExerciseResult exercise_from_json(const json& object, const std::string& where) 
   exercise.problem = read_string(object, "problem", where);
   exercise.build_log = read_string(object, "build_log", where);
   exercise.hint = read_string(object, "hint", where);
+  if (object.contains("lesson_launches")) {
+    const json& lesson = read_array(object, "lesson_launches", where);
+    for (std::size_t i = 0; i < lesson.size(); ++i) {
+      if (!lesson[i].is_string()) fail(where + ".lesson_launches[" + std::to_string(i) + "]", "expected a string");
+      exercise.lesson_launches.push_back(lesson[i].get<std::string>());
+    }
+  }
   const json& items = read_array(object, "items", where);
   for (std::size_t i = 0; i < items.size(); ++i)
     exercise.items.push_back(item_from_json(items[i], where + ".items[" + std::to_string(i) + "]"));

@@ -1,4 +1,5 @@
 // The terminal report: what `cdplab check` prints for a student.
+#include "report/launch_tree.h"
 #include "report/report.h"
 #include "report/text.h"
 
@@ -162,6 +163,19 @@ void write_items(std::ostream& out, const ExerciseResult& exercise, const Style&
   }
 }
 
+/// The launch tree of a failed check, and the lesson's launches, beside the items.
+void write_launch_tree(std::ostream& out, const ExerciseResult& exercise, const Item& check, const Style& style,
+                       const TerminalOptions& options) {
+  out << "  " << style.cyan("launches:") << " what \"" << text::plain(check.name) << "\" ran on the GPU\n";
+  for (const auto& line : launch_tree_lines(check.launches)) {
+    const std::size_t nested = line.find_first_not_of(' ');  // a launched kernel sits under its caller
+    write_indented(out, text::plain(line.substr(nested)), 4 + nested, options.width);
+  }
+  if (exercise.lesson_launches.empty()) return;
+  out << "  " << style.cyan("the lesson:") << "\n";
+  for (const auto& line : exercise.lesson_launches) write_indented(out, "- " + text::plain(line), 4, options.width);
+}
+
 void write_exercise(std::ostream& out, const ExerciseResult& exercise, std::size_t header_column,
                     const Style& style, const TerminalOptions& options, std::set<std::string>& said) {
   const std::string file = text::plain(exercise.file.empty() ? text::exercise_path(exercise) : exercise.file);
@@ -180,6 +194,7 @@ void write_exercise(std::ostream& out, const ExerciseResult& exercise, std::size
   if (!exercise.problem.empty()) write_problem(out, exercise, style);
   if (exercise.items.empty() && exercise.problem.empty()) out << "  " << style.dim("(nothing graded)") << "\n";
   write_items(out, exercise, style, options, said);
+  if (const auto* tree = shown_launch_tree(exercise, true)) write_launch_tree(out, exercise, *tree, style, options);
 
   if (text::has_failure(exercise) && !exercise.hint.empty()) {
     const auto hint = text::wrap_lines(text::plain(exercise.hint), options.width > 28 ? options.width - 8 : 20);

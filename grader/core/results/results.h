@@ -18,6 +18,16 @@ const char* to_string(ItemKind kind);
 
 /// One graded item: a check of the exercise's test suite, a CDP rule of its manifest, or a
 /// question of a quiz.
+/// One edge of the launch tree a check's runs made on the GPU, as the grader's device-runtime
+/// hooks counted it: which kernel launched which, how many grids, into which streams.
+struct LaunchTreeEdge {
+  std::string caller;  ///< the launching kernel (or device function), unqualified; empty: not known
+  std::string child;   ///< the launched kernel, unqualified; empty: not known
+  std::uint64_t grids = 0;  ///< launches asked for, failed ones included
+  std::uint64_t null_stream = 0, tail = 0, fire_and_forget = 0, named = 0;  ///< grids by stream
+  std::uint64_t failed = 0;  ///< launches that returned an error
+};
+
 struct Item {
   ItemKind kind = ItemKind::check;
   std::string name;         ///< check name (suite), rule description or question text
@@ -26,6 +36,8 @@ struct Item {
   double max_points = 0;    ///< possible
   std::string feedback;     ///< why it failed or was skipped: expected against found
   double seconds = 0;       ///< run time of a check (0 for rules)
+  std::vector<LaunchTreeEdge> launches;  ///< a GPU check's launch tree, over all its runs
+  bool launches_observed = false;        ///< the grader counted the check's launches (none is a finding)
 };
 
 /// One exercise of one chapter.
@@ -37,6 +49,9 @@ struct ExerciseResult {
   std::string problem;      ///< empty, or why nothing could run: missing file, compile error
   std::string build_log;    ///< the compiler's own words when it failed to compile
   std::string hint;         ///< the first hint, offered when something failed
+  /// The launches the lesson asks for, as its rules say them ("expand_parent launches
+  /// expand_child into the NULL stream"): the expected tree shown beside the one the checks saw.
+  std::vector<std::string> lesson_launches;
   std::vector<Item> items;
 
   double points() const;

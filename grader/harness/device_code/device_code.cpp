@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -37,6 +38,12 @@ struct Loaded {
   std::unordered_map<const void*, std::string> variables;
   /// The host code's file's own variables by name (not the starter kit's): what a host part may write.
   std::unordered_set<std::string> exercise_variables;
+  /// The instrumented PTX's functions (a launch's caller is an index among them) and kernels (what
+  /// <tag>kernel_addresses writes), and those kernels by device address, once read.
+  std::vector<std::string> functions;
+  std::vector<std::string> kernel_names;
+  std::unordered_map<unsigned long long, std::string> kernel_at;
+  bool kernel_addresses_read = false;
 };
 
 Loaded& loaded() {
@@ -167,6 +174,8 @@ std::string load(const DeviceCodeSources& sources) {
     return "the device code launches kernels through device-runtime entry points the grader cannot observe (" +
            names + "); launch child grids with <<< >>>";
   }
+  state.functions = instrumented.functions;
+  state.kernel_names = instrumented.kernels;
   const std::string architecture = gpu_architecture();
   if (architecture.empty()) return "the GPU's architecture could not be read";
   const std::vector<device_code::PtxModule> modules = {{"exercise", instrumented.ptx},
@@ -295,9 +304,71 @@ void add_counts(DeviceRuntimeCounts& to, const DeviceRuntimeCounts& from) {
   std::memcpy(&to, to_fields, sizeof to);
 }
 
+/// The launch-tree edges of the check's runs before the current one, by (caller, child).
+std::map<std::pair<unsigned long long, unsigned long long>, LaunchEdgeCounts>& earlier_edges() {
+  static std::map<std::pair<unsigned long long, unsigned long long>, LaunchEdgeCounts> edges;
+  return edges;
+}
+
+/// Adds the current run's edges (device memory) to `into`.
+void add_run_edges(std::map<std::pair<unsigned long long, unsigned long long>, LaunchEdgeCounts>& into) {
+  std::vector<LaunchEdgeCounts> slots(kLaunchEdgeSlots);
+  CDPLAB_CHECK(cudaMemcpy(slots.data(), hook_global<LaunchEdgeCounts>("edges"), slots.size() * sizeof(LaunchEdgeCounts),
+                          cudaMemcpyDeviceToHost));
+  for (const auto& slot : slots) {
+    if (slot.key == 0) continue;
+    LaunchEdgeCounts& total = into[{slot.caller, slot.child}];
+    total.caller = slot.caller;
+    total.child = slot.child;
+    total.grids += slot.grids;
+    for (int i = 0; i < 4; ++i) total.into[i] += slot.into[i];
+    total.failed += slot.failed;
+  }
+}
+
+/// The device address of each kernel of the instrumented PTX, read once by running the kernel the
+/// instrumentation added (ptx_instrument.h).
+void read_kernel_addresses() {
+  Loaded& state = loaded();
+  if (state.kernel_addresses_read || state.kernel_names.empty()) return;
+  state.kernel_addresses_read = true;
+  cudaKernel_t kernel = nullptr;
+  CDPLAB_CHECK(cudaLibraryGetKernel(&kernel, state.library, (state.tag + "kernel_addresses").c_str()));
+  unsigned long long* out = nullptr;
+  CDPLAB_CHECK(cudaMalloc(&out, state.kernel_names.size() * sizeof(unsigned long long)));
+  std::vector<unsigned long long> addresses(state.kernel_names.size());
+  void* arguments[] = {&out};
+  cudaError_t status = cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(1), dim3(1), arguments, 0, nullptr);
+  if (status == cudaSuccess)
+    status = cudaMemcpy(addresses.data(), out, addresses.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost);
+  (void)cudaFree(out);
+  CDPLAB_CHECK(status);
+  for (std::size_t i = 0; i < addresses.size(); ++i) state.kernel_at.emplace(addresses[i], state.kernel_names[i]);
+}
+
 }  // namespace
 
-void start_check_counts() noexcept { earlier_runs() = DeviceRuntimeCounts{}; }
+void start_check_counts() noexcept {
+  earlier_runs() = DeviceRuntimeCounts{};
+  earlier_edges().clear();
+}
+
+std::vector<LaunchEdge> check_launch_edges() {
+  Loaded& state = loaded();
+  if (state.library == nullptr) throw_not_loaded();
+  auto edges = earlier_edges();
+  add_run_edges(edges);
+  if (!edges.empty()) read_kernel_addresses();
+  std::vector<LaunchEdge> named;
+  for (const auto& [key, counts] : edges) {
+    LaunchEdge edge{"", "", counts};
+    if (counts.caller < state.functions.size()) edge.caller = state.functions[counts.caller];
+    const auto child = state.kernel_at.find(counts.child);
+    if (child != state.kernel_at.end()) edge.child = child->second;
+    named.push_back(edge);
+  }
+  return named;
+}
 
 DeviceRuntimeCounts check_device_runtime_counts() {
   DeviceRuntimeCounts counts = device_runtime_counts();
@@ -312,6 +383,8 @@ void start_device_run() noexcept {
     const bool read = cudaMemcpy(&finished, hook_global<DeviceRuntimeCounts>("counts"), sizeof finished,
                                  cudaMemcpyDeviceToHost) == cudaSuccess;
     if (read) add_counts(earlier_runs(), finished);
+    const bool launched = !read || finished.launches > 0;
+    if (launched) add_run_edges(earlier_edges());
     // The tables of owed errors and destroyed streams are cleared only where the finished run
     // wrote them (most runs make no such call, and skip the two memsets).
     const bool owed = !read || finished.launches_injected > 0;
@@ -320,7 +393,11 @@ void start_device_run() noexcept {
     if (cudaMemcpy(hook_global<DeviceRuntimeCounts>("counts"), &zero, sizeof zero, cudaMemcpyHostToDevice) != cudaSuccess ||
         (owed && cudaMemset(hook_global<unsigned long long>("owed"), 0, 64 * sizeof(unsigned long long)) != cudaSuccess) ||
         (streams && cudaMemset(hook_global<unsigned long long>("destroyed"), 0,
-                               kDestroyedStreamSlots * sizeof(unsigned long long)) != cudaSuccess))
+                               kDestroyedStreamSlots * sizeof(unsigned long long)) != cudaSuccess) ||
+        (launched && cudaMemset(hook_global<LaunchEdgeCounts>("edges"), 0, kLaunchEdgeSlots * sizeof(LaunchEdgeCounts)) !=
+                         cudaSuccess) ||
+        (launched && cudaMemset(hook_global<unsigned long long>("pending"), 0,
+                                kPendingLaunchSlots * sizeof(unsigned long long)) != cudaSuccess))
       (void)cudaGetLastError();
   } catch (...) {
     (void)cudaGetLastError();
@@ -343,14 +420,30 @@ void write_exercise_variable(const std::string& name, std::size_t offset, const 
   CDPLAB_CHECK(cudaMemcpy(address + offset, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
 }
 
-void fail_device_launch(long long index) {
+namespace {
+
+/// What the host armed (the device's copy is written whole each time).
+DeviceRuntimeControl& armed() {
+  static DeviceRuntimeControl control{-1, -1};
+  return control;
+}
+
+void arm(long long DeviceRuntimeControl::*field, long long index) {
   if (loaded().library == nullptr) {
     if (index < 0) return;  // nothing armed where nothing is loaded
     throw_not_loaded();
   }
-  const DeviceRuntimeControl control{index};
+  DeviceRuntimeControl control = armed();
+  control.*field = index;
   CDPLAB_CHECK(cudaMemcpy(hook_global<DeviceRuntimeControl>("control"), &control, sizeof control, cudaMemcpyHostToDevice));
+  armed() = control;
 }
+
+}  // namespace
+
+void fail_device_launch(long long index) { arm(&DeviceRuntimeControl::fail_launch, index); }
+
+void fail_device_allocation(long long index) { arm(&DeviceRuntimeControl::fail_allocation, index); }
 
 }  // namespace cdplab::harness
 

@@ -69,6 +69,18 @@ void start_check_counts() noexcept;
 /// when the host code ran the exercise more than once.
 DeviceRuntimeCounts check_device_runtime_counts();
 
+/// One edge of the launch tree: the function of the exercise that made the launches and the kernel
+/// they launched (mangled PTX names; empty where the grader could not tell), with their counts.
+struct LaunchEdge {
+  std::string caller;
+  std::string child;
+  LaunchEdgeCounts counts;
+};
+
+/// The launch tree of every run since start_check_counts(), the current one included: each
+/// (caller, child) edge once, with its counts added up.
+std::vector<LaunchEdge> check_launch_edges();
+
 /// Writes `bytes` at `offset` into the loaded code's copy of `name`, a `__constant__` or `__device__`
 /// variable of the host code's exercise file (what a host part wrote there: host_parts.h). Throws
 /// CudaError for any other name, or a write that does not fit.
@@ -78,5 +90,9 @@ void write_exercise_variable(const std::string& name, std::size_t offset, const 
 /// cudaErrorLaunchPendingCountExceeded, as a full pending launch pool would; the thread's next
 /// cudaGetLastError() reports it. -1: none.
 void fail_device_launch(long long index);
+
+/// Makes the device-heap allocation with this index in the run (0: its first; cudaMalloc and
+/// malloc in device code, counted together) fail as on a full heap. -1: none.
+void fail_device_allocation(long long index);
 
 }  // namespace cdplab::harness

@@ -24,16 +24,41 @@ struct DeviceRuntimeCounts {
   unsigned long long events_recorded;    ///< cudaEventRecord in device code
   unsigned long long error_reads;        ///< cudaGetLastError and cudaPeekAtLastError in device code
   unsigned long long into_destroyed;     ///< launches into a stream the code had destroyed already
+  unsigned long long heap_requests;      ///< device-heap allocations asked for (cudaMalloc and malloc), failed ones included
+  unsigned long long heap_injected;      ///< allocations the grader made fail on purpose
 };
 
 /// How many stream handles the hooks remember as destroyed in one run (a run that destroys more
 /// forgets the oldest slots it cannot place: a launch into one of those goes unseen).
 inline constexpr int kDestroyedStreamSlots = 4096;
 
-/// The injection the host arms: the launch with this index (0 = the run's first) fails with
-/// cudaErrorLaunchPendingCountExceeded instead of launching; -1 arms nothing.
+/// Device-side launches from one function of the exercise (the caller) of one kernel (the
+/// child), over a run: the launch tree's edges. A launch whose edge could not be told (its
+/// parameter buffer was asked for where the grader could not see the caller) has key kUnknownEdge.
+struct LaunchEdgeCounts {
+  unsigned long long key;     ///< 0: a free slot; else the caller and child folded (device hooks)
+  unsigned long long child;   ///< the child kernel's device address (0: not known)
+  unsigned long long caller;  ///< the calling function's index among the PTX's functions (instrument_ptx)
+  unsigned long long grids;   ///< launches asked for, failed ones included
+  unsigned long long into[4]; ///< by stream: NULL, tail, fire-and-forget, a created one
+  unsigned long long failed;  ///< launches that returned an error (injected ones included)
+};
+inline constexpr int kLaunchEdgeSlots = 64;
+inline constexpr unsigned long long kUnknownEdge = 1;
+inline constexpr unsigned long long kUnknownCaller = ~0ull;
+
+/// Parameter buffers asked for and not launched yet, and the edge each will count into. Every
+/// resident thread of an H200 may hold one at once (132 SMs x 2048): with 8192 slots, 147 of
+/// 60000 launches of one run found no slot and counted as unknown.
+inline constexpr int kPendingLaunchSlots = 1 << 18;
+
+/// The injections the host arms (-1 arms nothing): the launch with index `fail_launch` (0 = the
+/// run's first) fails with cudaErrorLaunchPendingCountExceeded instead of launching, and the
+/// device-heap allocation with index `fail_allocation` fails as on a full heap (cudaMalloc returns
+/// cudaErrorMemoryAllocation and a null pointer, malloc a null pointer).
 struct DeviceRuntimeControl {
   long long fail_launch;
+  long long fail_allocation;
 };
 
 }  // namespace cdplab::harness

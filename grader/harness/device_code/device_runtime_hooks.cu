@@ -12,12 +12,18 @@ using cdplab::harness::DeviceRuntimeCounts;
 
 extern "C" {
 __device__ DeviceRuntimeCounts cdplab_hook_counts;
-__device__ DeviceRuntimeControl cdplab_hook_control = {-1};
+__device__ DeviceRuntimeControl cdplab_hook_control = {-1, -1};
 /// Threads owed an injected error by their next error read, as (grid, thread) keys; 0 is free.
 __device__ unsigned long long cdplab_hook_owed[64];
 /// Stream handles destroyed in this run and not handed out again by a later create (an open
 /// addressing table: 0 is free, kForgotten a handle created again).
 __device__ unsigned long long cdplab_hook_destroyed[cdplab::harness::kDestroyedStreamSlots];
+/// The launch tree of this run: one slot per (caller, child) edge.
+__device__ cdplab::harness::LaunchEdgeCounts cdplab_hook_edges[cdplab::harness::kLaunchEdgeSlots];
+/// Parameter buffers between their request and their launch (open addressing on the buffer's
+/// address: 0 is free, kForgotten a launched one), and the edge slot of each.
+__device__ unsigned long long cdplab_hook_pending[cdplab::harness::kPendingLaunchSlots];
+__device__ unsigned cdplab_hook_pending_edge[cdplab::harness::kPendingLaunchSlots];
 }
 
 namespace {
@@ -95,26 +101,103 @@ __device__ bool destroyed(cudaStream_t stream) {
   return false;
 }
 
+using cdplab::harness::kLaunchEdgeSlots;
+using cdplab::harness::kPendingLaunchSlots;
+using cdplab::harness::LaunchEdgeCounts;
+
+/// The slot of edge caller -> child, claimed on first use; nullptr when every slot is taken.
+__device__ LaunchEdgeCounts* edge_slot(unsigned long long key, unsigned long long child, unsigned long long caller) {
+  const unsigned home = static_cast<unsigned>((key * 0x9e3779b97f4a7c15ull) >> 58);
+  for (int probe = 0; probe < kLaunchEdgeSlots; ++probe) {
+    LaunchEdgeCounts& slot = cdplab_hook_edges[(home + probe) % kLaunchEdgeSlots];
+    const unsigned long long seen = atomicCAS(&slot.key, 0ull, key);
+    if (seen == 0ull) {  // claimed: the host reads child and caller once the run is over
+      slot.child = child;
+      slot.caller = caller;
+    }
+    if (seen == 0ull || seen == key) return &slot;
+  }
+  return nullptr;
+}
+
+__device__ unsigned long long& pending_slot(const void* buffer, int probe) {
+  const unsigned long long h = reinterpret_cast<unsigned long long>(buffer) * 0x9e3779b97f4a7c15ull;
+  return cdplab_hook_pending[(static_cast<unsigned>(h >> 40) + static_cast<unsigned>(probe)) % kPendingLaunchSlots];
+}
+
+/// The buffer will be launched by this thread: its edge waits for it here.
+__device__ void remember_pending(const void* buffer, unsigned edge) {
+  const unsigned long long address = reinterpret_cast<unsigned long long>(buffer);
+  for (int probe = 0; probe < kProbes; ++probe) {
+    unsigned long long& slot = pending_slot(buffer, probe);
+    const unsigned long long seen = atomicCAS(&slot, 0ull, address);
+    if (seen == 0ull || (seen == kForgotten && atomicCAS(&slot, kForgotten, address) == kForgotten)) {
+      cdplab_hook_pending_edge[&slot - cdplab_hook_pending] = edge;
+      return;
+    }
+  }
+}
+
+/// The edge slot the buffer's request chose (and the buffer forgotten); nullptr when unknown.
+__device__ LaunchEdgeCounts* take_pending(const void* buffer) {
+  const unsigned long long address = reinterpret_cast<unsigned long long>(buffer);
+  for (int probe = 0; probe < kProbes; ++probe) {
+    unsigned long long& slot = pending_slot(buffer, probe);
+    const unsigned long long seen = *static_cast<volatile unsigned long long*>(&slot);
+    if (seen == 0ull) break;
+    if (seen != address) continue;
+    const unsigned edge = cdplab_hook_pending_edge[&slot - cdplab_hook_pending];
+    atomicExch(&slot, kForgotten);
+    return edge < kLaunchEdgeSlots ? &cdplab_hook_edges[edge] : nullptr;
+  }
+  return edge_slot(cdplab::harness::kUnknownEdge, 0, cdplab::harness::kUnknownCaller);
+}
+
 }  // namespace
+
+/// Stands in for the parameter-buffer request of a launch, with the index of the function that
+/// makes it (the instrumentation adds it: ptx_instrument.h), so that the launch counts into its
+/// edge of the launch tree.
+extern "C" __device__ void* cdplab_hook_GetParameterBufferFrom(void* child, dim3 grid, dim3 block, unsigned shared,
+                                                                unsigned caller) {
+  void* buffer = cudaGetParameterBufferV2(child, grid, block, shared);
+  if (buffer != nullptr) {
+    const unsigned long long address = reinterpret_cast<unsigned long long>(child);
+    const unsigned long long key = (static_cast<unsigned long long>(caller + 1) << 56) ^ (address & ((1ull << 56) - 1));
+    LaunchEdgeCounts* edge = edge_slot(key, address, caller);
+    remember_pending(buffer, edge != nullptr ? static_cast<unsigned>(edge - cdplab_hook_edges) : ~0u);
+  }
+  return buffer;
+}
 
 extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, cudaStream_t stream) {
   const unsigned long long index = atomicAdd(&cdplab_hook_counts.launches, 1ull);
-  if (stream == nullptr) count(cdplab_hook_counts.null_stream);
-  else if (stream == cudaStreamTailLaunch) count(cdplab_hook_counts.tail_launch);
-  else if (stream == cudaStreamFireAndForget) count(cdplab_hook_counts.fire_and_forget);
-  else {
-    count(cdplab_hook_counts.named_stream);
-    if (destroyed(stream)) count(cdplab_hook_counts.into_destroyed);
+  LaunchEdgeCounts* edge = take_pending(parameters);
+  int into = 3;
+  if (stream == nullptr) into = 0;
+  else if (stream == cudaStreamTailLaunch) into = 1;
+  else if (stream == cudaStreamFireAndForget) into = 2;
+  unsigned long long* kinds[4] = {&cdplab_hook_counts.null_stream, &cdplab_hook_counts.tail_launch,
+                                  &cdplab_hook_counts.fire_and_forget, &cdplab_hook_counts.named_stream};
+  count(*kinds[into]);
+  if (into == 3 && destroyed(stream)) count(cdplab_hook_counts.into_destroyed);
+  if (edge != nullptr) {
+    count(edge->grids);
+    count(edge->into[into]);
   }
   const long long fail = cdplab_hook_control.fail_launch;
   if (fail >= 0 && static_cast<unsigned long long>(fail) == index) {
     count(cdplab_hook_counts.launches_injected);
     count(cdplab_hook_counts.launches_failed);
+    if (edge != nullptr) count(edge->failed);
     owe_error();
     return cudaErrorLaunchPendingCountExceeded;
   }
   const cudaError_t status = cudaLaunchDeviceV2(parameters, stream);
-  if (status != cudaSuccess) count(cdplab_hook_counts.launches_failed);
+  if (status != cudaSuccess) {
+    count(cdplab_hook_counts.launches_failed);
+    if (edge != nullptr) count(edge->failed);
+  }
   return status;
 }
 
@@ -152,7 +235,24 @@ extern "C" __device__ cudaError_t cdplab_hook_StreamDestroy(cudaStream_t stream)
   return status;
 }
 
+namespace {
+
+/// Whether this allocation request is the one the host armed to fail.
+__device__ bool allocation_fails() {
+  const unsigned long long index = atomicAdd(&cdplab_hook_counts.heap_requests, 1ull);
+  const long long fail = cdplab_hook_control.fail_allocation;
+  if (fail < 0 || static_cast<unsigned long long>(fail) != index) return false;
+  count(cdplab_hook_counts.heap_injected);
+  return true;
+}
+
+}  // namespace
+
 extern "C" __device__ cudaError_t cdplab_hook_Malloc(void** pointer, size_t bytes) {
+  if (allocation_fails()) {
+    *pointer = nullptr;
+    return cudaErrorMemoryAllocation;
+  }
   const cudaError_t status = cudaMalloc(pointer, bytes);
   if (status == cudaSuccess && *pointer != nullptr) count(cdplab_hook_counts.heap_cuda_mallocs);
   return status;
@@ -170,6 +270,7 @@ extern "C" __device__ cudaError_t cdplab_hook_EventRecord(cudaEvent_t event, cud
 }
 
 extern "C" __device__ void* cdplab_hook_malloc(size_t bytes) {
+  if (allocation_fails()) return nullptr;
   void* memory = malloc(bytes);
   if (memory != nullptr) count(cdplab_hook_counts.heap_mallocs);
   return memory;

@@ -1,5 +1,6 @@
 #include "ptx_instrument.h"
 
+#include <algorithm>
 #include <random>
 #include <regex>
 #include <set>
@@ -37,6 +38,121 @@ std::string replace_identifier(const std::string& text, const std::string& from,
   return out;
 }
 
+bool blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/// The identifier that starts at `at` (after blanks), or an empty string.
+std::string identifier_at(const std::string& text, std::size_t at) {
+  while (at < text.size() && blank(text[at])) ++at;
+  std::size_t end = at;
+  while (end < text.size() && identifier_char(text[end])) ++end;
+  return text.substr(at, end - at);
+}
+
+/// Every function header of the PTX (".entry NAME", ".func NAME" or ".func (retval) NAME"), by
+/// where it starts, with whether it is a kernel.
+struct Header {
+  std::size_t at;
+  std::string name;
+  bool kernel;
+};
+std::vector<Header> function_headers(const std::string& ptx) {
+  std::vector<Header> headers;
+  for (const std::string keyword : {".entry", ".func"}) {
+    for (std::size_t at = ptx.find(keyword); at != std::string::npos; at = ptx.find(keyword, at + 1)) {
+      const std::size_t end = at + keyword.size();
+      if ((at > 0 && !blank(ptx[at - 1])) || end >= ptx.size() || !blank(ptx[end])) continue;
+      std::size_t name_at = end;
+      while (name_at < ptx.size() && blank(ptx[name_at])) ++name_at;
+      if (name_at < ptx.size() && ptx[name_at] == '(') {  // a function's return value comes first
+        const std::size_t close = ptx.find(')', name_at);
+        if (close == std::string::npos) continue;
+        name_at = close + 1;
+      }
+      const std::string name = identifier_at(ptx, name_at);
+      if (!name.empty()) headers.push_back({at, name, keyword == ".entry"});
+    }
+  }
+  std::sort(headers.begin(), headers.end(), [](const Header& a, const Header& b) { return a.at < b.at; });
+  return headers;
+}
+
+constexpr const char* kParameterBuffer = "__cudaCDP2GetParameterBufferV2";
+constexpr unsigned kMostCallers = 254;  ///< the hooks fold a caller's index into 8 bits
+
+/// The requests of parameter buffers sent to the hook that also learns the caller (see
+/// InstrumentedPtx). A call written otherwise than nvcc writes it stays as it is: its launch counts
+/// into the tree's edge of unknown launches.
+std::string with_callers(const std::string& ptx, const std::string& tag, std::vector<std::string>* functions) {
+  const auto headers = function_headers(ptx);
+  std::vector<std::string> names;  // a function declared and then defined is one function
+  for (const auto& h : headers)
+    if (std::find(names.begin(), names.end(), h.name) == names.end()) names.push_back(h.name);
+  *functions = names;
+  const std::string hook = tag + "GetParameterBufferFrom";
+  std::string out;
+  out.reserve(ptx.size() + 1024);
+  std::size_t copied = 0;
+  bool declared = false;
+  for (std::size_t at = ptx.find(kParameterBuffer); at != std::string::npos;
+       at = ptx.find(kParameterBuffer, at + 1)) {
+    const std::size_t end = at + std::string(kParameterBuffer).size();
+    if ((at > 0 && identifier_char(ptx[at - 1])) || (end < ptx.size() && identifier_char(ptx[end]))) continue;
+    std::size_t before = at;
+    while (before > 0 && blank(ptx[before - 1])) --before;
+    if (before == 0) continue;
+    if (ptx[before - 1] != ',') {  // the declaration: the hook's own is declared before it
+      if (!declared) {
+        const std::size_t line = ptx.rfind('\n', at);
+        const std::size_t from = line == std::string::npos ? 0 : line + 1;
+        out.append(ptx, copied, from - copied);
+        out += ".extern .func  (.param .b64 func_retval0) " + hook + "\n(\n\t.param .b64 " + hook +
+               "_param_0,\n\t.param .align 4 .b8 " + hook + "_param_1[12],\n\t.param .align 4 .b8 " + hook +
+               "_param_2[12],\n\t.param .b32 " + hook + "_param_3,\n\t.param .b32 " + hook + "_param_4\n)\n;\n";
+        copied = from;
+        declared = true;
+      }
+      continue;
+    }
+    // A call: "call.uni (retval0), __cudaCDP2GetParameterBufferV2, (param0, ..., param3);"
+    const std::size_t call = ptx.rfind("call", before);
+    const std::size_t open = ptx.find('(', end);
+    const std::size_t close = open == std::string::npos ? open : ptx.find(')', open);
+    const bool written_as_nvcc = declared && call != std::string::npos && open != std::string::npos &&
+                                 close != std::string::npos &&
+                                 ptx.find_first_not_of(" \t\r\n,", end) == open && call > ptx.rfind(';', before);
+    const Header* in = nullptr;
+    for (const auto& h : headers)
+      if (h.at < at) in = &h;
+    if (!written_as_nvcc || in == nullptr) continue;
+    const auto index = static_cast<unsigned>(std::find(names.begin(), names.end(), in->name) - names.begin());
+    out.append(ptx, copied, call - copied);
+    out += ".param .b32 cdplab_caller;\n\tst.param.b32 [cdplab_caller+0], " +
+           std::to_string(std::min(index, kMostCallers)) + ";\n\t";
+    out.append(ptx, call, at - call);
+    std::size_t last = close;  // the last argument ends here
+    while (last > open + 1 && blank(ptx[last - 1])) --last;
+    out += hook;
+    out.append(ptx, end, last - end);
+    out += ", cdplab_caller";
+    copied = last;
+  }
+  out.append(ptx, copied, std::string::npos);
+  return out;
+}
+
+/// The kernel that writes the device address of each of `kernels` (see InstrumentedPtx).
+std::string addresses_kernel(const std::string& tag, const std::vector<std::string>& kernels) {
+  const std::string name = tag + "kernel_addresses";
+  std::string text = "\n.visible .entry " + name + "(\n\t.param .u64 " + name + "_param_0\n)\n{\n" +
+                     "\t.reg .b64 \t%cdplab<3>;\n\tld.param.u64 \t%cdplab1, [" + name + "_param_0];\n" +
+                     "\tcvta.to.global.u64 \t%cdplab1, %cdplab1;\n";
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    text += "\tmov.u64 \t%cdplab2, " + kernels[i] + ";\n\tst.global.u64 \t[%cdplab1+" + std::to_string(8 * i) +
+            "], %cdplab2;\n";
+  }
+  return text + "\tret;\n}\n";
+}
+
 }  // namespace
 
 const std::vector<std::string>& hooked_runtime_calls() {
@@ -47,7 +163,12 @@ const std::vector<std::string>& hooked_runtime_calls() {
 }
 
 InstrumentedPtx instrument_ptx(const std::string& ptx, const std::string& tag) {
-  InstrumentedPtx result{ptx, {}};
+  InstrumentedPtx result{ptx, {}, {}, {}};
+  result.ptx = with_callers(ptx, tag, &result.functions);
+  for (const auto& h : function_headers(ptx))
+    if (h.kernel && std::find(result.kernels.begin(), result.kernels.end(), h.name) == result.kernels.end())
+      result.kernels.push_back(h.name);
+  result.ptx += addresses_kernel(tag, result.kernels);
   for (const auto& call : hooked_runtime_calls()) {
     const bool heap = call == "malloc" || call == "free";
     result.ptx = replace_identifier(result.ptx, heap ? call : kRuntimePrefix + call, tag + call);

@@ -17,11 +17,20 @@ const std::vector<std::string>& hooked_runtime_calls();
 /// `ptx` with every call target listed by hooked_runtime_calls() renamed to the hook of that name
 /// with `tag` as its prefix (`__cudaCDP2LaunchDeviceV2` -> `<tag>LaunchDeviceV2`, `malloc` ->
 /// `<tag>malloc`), declarations included. Identifiers are matched whole.
+///
+/// Each parameter-buffer request (`__cudaCDP2GetParameterBufferV2`, the first half of a `<<< >>>`
+/// in device code) calls `<tag>GetParameterBufferFrom` instead, with one argument more: the index
+/// in `functions` of the function the call is in, so that the hooks count every launch into its
+/// edge of the launch tree (caller -> child). And the module gains a kernel,
+/// `<tag>kernel_addresses(unsigned long long* out)`, that writes the device address of each kernel
+/// of `kernels` (defined or declared) into out[i]: how the host names a launch's child.
 struct InstrumentedPtx {
   std::string ptx;
   /// Launch entry points left in the PTX that no hook observes (`__cudaCDP2LaunchDevice`, say):
   /// a launch through one would go uncounted, so the grader refuses such code.
   std::vector<std::string> unobserved_launches;
+  std::vector<std::string> functions;  ///< the PTX's functions (.entry and .func), mangled, in order
+  std::vector<std::string> kernels;    ///< the kernels whose addresses <tag>kernel_addresses writes
 };
 InstrumentedPtx instrument_ptx(const std::string& ptx, const std::string& tag);
 
