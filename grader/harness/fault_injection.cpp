@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 namespace cdplab::harness {
 
 void expect_failed_launch_reported(const std::function<void()>& run) {
@@ -60,6 +62,39 @@ void expect_failed_launch_reported(const std::function<void()>& run) {
                      "it: it reads the error with cudaGetLastError() and hands it to the host, which reports it "
                      "after the parent grid as cdplab::DeviceLaunchError. A launch error read and dropped is a "
                      "silently missing result");
+}
+
+void expect_failed_allocation_handled(const std::function<void()>& run,
+                                      const std::function<void(const std::string& made)>& failing_run) {
+  set_lifetimes_judged(false);
+  clear_launch_count();
+  run();
+  const unsigned long long allocations = check_device_runtime_counts().heap_requests;
+  if (allocations == 0) {
+    FAIL_CHECK("the run made no device-heap allocation (cudaMalloc or malloc in device code, counted by the "
+               "grader): the lesson's model takes each buffer from the device heap");
+    return;
+  }
+  const auto index = static_cast<long long>(allocations / 2);
+  clear_launch_count();
+  fail_device_allocation(index);
+  struct Disarm {
+    ~Disarm() {
+      try {
+        fail_device_allocation(-1);
+      } catch (...) {
+        (void)cudaGetLastError();
+      }
+    }
+  } disarm;
+  const std::string made = "the grader made device-heap allocation #" + std::to_string(index + 1) + " of the run's " +
+                           std::to_string(allocations) + " fail, as on a full heap (cudaMalloc returned "
+                           "cudaErrorMemoryAllocation and a null pointer)";
+  failing_run(made);
+  if (check_device_runtime_counts().heap_injected == 0) {
+    FAIL_CHECK(made << ", but this time the run asked for fewer allocations: the same input gave "
+                    << check_device_runtime_counts().heap_requests << " instead of " << allocations);
+  }
 }
 
 }  // namespace cdplab::harness

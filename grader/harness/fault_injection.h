@@ -22,4 +22,13 @@ namespace cdplab::harness {
 /// in the same check: a point for reporting errors goes only to code whose output is right.
 void expect_failed_launch_reported(const std::function<void()>& run);
 
+/// The same for the device heap: calls `run` to count its device-heap allocations (A, cudaMalloc
+/// and malloc in device code; none fails the check), then calls `failing_run` with allocation
+/// A / 2 of the run made to fail as on a full heap, and with the words that say so for its
+/// messages. `failing_run` runs the exercise and CHECKs what the lesson asks for then (the line
+/// left empty, a report to the host). Fails the check too when the injected allocation was never
+/// asked for. Lifetimes are not judged.
+void expect_failed_allocation_handled(const std::function<void()>& run,
+                                      const std::function<void(const std::string& made)>& failing_run);
+
 }  // namespace cdplab::harness

@@ -13,6 +13,7 @@ void clear_launch_count() noexcept {
   try {
     cdplab::reset_device_report();  // starts the device run too (device_code.h)
     fail_device_launch(-1);
+    fail_device_allocation(-1);
   } catch (...) {
     (void)cudaGetLastError();
   }

@@ -179,6 +179,32 @@ std::vector<FoundLine> found_from_records(const std::vector<LineVertices>& recor
   return found;
 }
 
+Verdict judge_lines_one_allocation_failed(const std::vector<Line>& lines, const Tessellation& t,
+                                          const std::vector<FoundLine>& found, const EmptyAdvice& empty) {
+  if (found.size() != lines.size()) return judge_lines(lines, t, found, empty);
+  std::vector<std::size_t> empty_lines;
+  std::vector<Line> others;
+  std::vector<FoundLine> others_found;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (found[i].count == 0 && !found[i].has_buffer) {
+      empty_lines.push_back(i);
+    } else {
+      others.push_back(lines[i]);
+      others_found.push_back(found[i]);
+    }
+  }
+  std::ostringstream out;
+  if (empty_lines.size() != 1) {
+    out << "exactly the line whose allocation failed should be left empty (count 0 and nullptr, no child), and "
+        << empty_lines.size() << " lines are" << (empty_lines.empty() ? "" : ": " + list_of(empty_lines));
+    return fail(out.str());
+  }
+  Verdict verdict = judge_lines(others, t, others_found, empty);
+  if (!verdict.ok) verdict.message = "apart from the line left empty (line " + std::to_string(empty_lines.front()) +
+                                     "), counted among the others: " + verdict.message;
+  return verdict;
+}
+
 Verdict judge_lines(const std::vector<Line>& lines, const Tessellation& t, const std::vector<FoundLine>& found,
                     const EmptyAdvice& empty) {
   std::ostringstream out;

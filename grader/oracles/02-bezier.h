@@ -87,6 +87,12 @@ struct EmptyAdvice {
 Verdict judge_lines(const std::vector<Line>& lines, const Tessellation& t, const std::vector<FoundLine>& found,
                     const EmptyAdvice& empty);
 
+/// Judges the lines of a run in which the grader made one device-heap allocation fail: exactly one
+/// line is empty (count 0 and a null pointer: the one that did not get its buffer), and every
+/// other line is right (judge_lines).
+Verdict judge_lines_one_allocation_failed(const std::vector<Line>& lines, const Tessellation& t,
+                                          const std::vector<FoundLine>& found, const EmptyAdvice& empty);
+
 /// Judges the records after a free: every count 0 and every pointer null.
 Verdict judge_freed(const std::vector<LineVertices>& records, const char* free_function);
 

@@ -167,3 +167,31 @@ GPU_CHECK("a failed launch reaches the host") {
     cdplab::bezier::free_vertices(device.out.data(), n);
   });
 }
+
+GPU_CHECK("a full device heap leaves its line empty") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const Tessellation t;
+  const auto lines = oracle::lines_with_curvatures(rng, 512, 0.0, 4.0);
+  Workload work(lines);
+  cdplab::harness::expect_failed_allocation_handled(
+      [&] { expect_tessellation(lines, t); },  // judged first: the point goes only to right output
+      [&](const std::string& made) {
+        try {
+          cdplab::bezier::tessellate_cdp(work.device.lines.data(), work.device.out.data(), work.n, t);
+        } catch (const std::exception& error) {
+          FAIL_CHECK(made << "; the run ended with: " << error.what()
+                          << ". When cudaMalloc fails (an error code or a null pointer), store count 0 and nullptr "
+                             "for the line and launch nothing for it");
+          cdplab::harness::release_after_check([&] { cdplab::bezier::free_vertices(work.device.out.data(), work.n); });
+          return;
+        }
+        const Tessellated found{work.device.out.download(),
+                                support::gather_vertices(work.device.out.data(), work.n, t.max_vertices)};
+        const auto verdict = oracle::judge_lines_one_allocation_failed(
+            work.host, t, oracle::found_from_records(found.records, found.gathered), kEmpty);
+        CHECK_MESSAGE(verdict.ok, made << "; " << verdict.message);
+        cdplab::harness::expect_launches_at_most(static_cast<unsigned long long>(work.n) - 1,
+                                                 "line that got its buffer (the empty line launches nothing)");
+        cdplab::harness::release_after_check([&] { cdplab::bezier::free_vertices(work.device.out.data(), work.n); });
+      });
+}

@@ -3,11 +3,13 @@
 #include "harness.h"
 
 #include "04-memory-visibility.h"
+#include "cdplab/check.h"
 #include "cdplab/random.h"
 #include "cdplab/visibility.h"
 
 #include <cuda_runtime.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,28 @@ GPU_CHECK("sums past 32 bits") {
   // The sum of 1 .. s leaves 32 bits from s = 92682 on: every buffer here is longer, so a sum
   // kept in a 32-bit integer anywhere on the way is wrong (about 25 MiB of buffers in all).
   expect_sums(random_sizes(rng, 48, 92682, 131072));
+}
+
+GPU_CHECK("a full device heap is reported") {
+  cdplab::Random rng = cdplab::harness::check_rng();
+  const auto sizes = random_sizes(rng, 512, 1, 200);
+  cdplab::harness::expect_failed_allocation_handled(
+      [&] { expect_sums(sizes); },  // judged first: the point goes only to right sums
+      [&](const std::string& made) {
+        try {
+          (void)cdplab::visibility::heap_scratch_sums(sizes);
+          FAIL_CHECK(made << "; heap_scratch_sums returned as if every buffer had been allocated. When cudaMalloc "
+                             "fails (an error code or a null pointer), atomicAdd 1 to *failures and return: the "
+                             "host reports it");
+        } catch (const cdplab::CudaError& error) {
+          FAIL_CHECK(made << "; the run ended with a CUDA error instead of the heap's report: " << error.what()
+                          << ". Test cudaMalloc's result before using the buffer");
+        } catch (const std::runtime_error& error) {
+          const std::string said = error.what();
+          CHECK_MESSAGE(said.find("cudaMalloc failed for 1 of") != std::string::npos,
+                        made << "; the host reported: " << said << " (one allocation failed, one was to be counted)");
+        }
+      });
 }
 
 GPU_CHECK("buffers stay in bounds (memcheck)") {
