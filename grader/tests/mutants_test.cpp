@@ -13,6 +13,7 @@
 //    Without a GPU it reports itself skipped.
 // CTest labels (CMakeLists.txt): the first two `cpu` and `mutants`, the GPU ones `mutants` only.
 #include "gpu_present.h"
+#include "batch/submissions.h"
 #include "files/files.h"
 #include "manifest/manifest.h"
 #include "process/process.h"
@@ -475,7 +476,9 @@ bool judge_catalogue(const Catalogue& catalogue, const fs::path& grades, bool cu
 
   // The report of a variant, reduced to its exercise; nullopt (and a failed check) without one.
   const auto graded = [&](const Variant& v, bool mutant) -> std::optional<std::pair<ExerciseResult, std::string>> {
-    const fs::path file = grades / "students" / submission_name(catalogue, v, mutant) / "result.json";
+    // A name past 64 bytes is kept in a folder of a shorter name (batch/submissions.h).
+    const fs::path file =
+        grades / "students" / cdplab::batch::student_folder(submission_name(catalogue, v, mutant)) / "result.json";
     std::ifstream in(file);
     if (!in && cut_short) {  // the run was stopped before it came to this one
       ++row.undecided;

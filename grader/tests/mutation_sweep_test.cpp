@@ -13,6 +13,7 @@
 #include "gpu_present.h"
 #include "sweep.h"
 
+#include "batch/submissions.h"
 #include "files/files.h"
 #include "manifest/manifest.h"
 #include "report/report.h"
@@ -389,7 +390,8 @@ TEST_CASE("sweep: the report counts what the sweep's folder holds") {
     item.points = lost ? 0 : 2;
     e.items.push_back(item);
     report.exercises.push_back(e);
-    write_file(out / "grades" / x.flat() / "students" / x.submission(x.mutants[i]) / "result.json",
+    write_file(out / "grades" / x.flat() / "students" / cdplab::batch::student_folder(x.submission(x.mutants[i])) /
+                   "result.json",
                cdplab::report::to_json(report).dump());
   };
   verdict(0, false, {});

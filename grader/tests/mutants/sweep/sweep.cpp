@@ -4,6 +4,7 @@
 
 #include "gpu_present.h"
 
+#include "batch/submissions.h"
 #include "files/files.h"
 #include "manifest/manifest.h"
 #include "process/process.h"
@@ -220,7 +221,10 @@ struct Paths {
   /// The hash of the text each submission of the class had when it was written.
   fs::path class_hashes() const { return out / "class" / (x->flat() + ".hashes.json"); }
   fs::path grades_dir() const { return out / "grades" / x->flat(); }
-  fs::path result(const Mutant& m) const { return grades_dir() / "students" / x->submission(m) / "result.json"; }
+  fs::path result(const Mutant& m) const {
+    // A name past 64 bytes is kept in a folder of a shorter name (batch/submissions.h).
+    return grades_dir() / "students" / cdplab::batch::student_folder(x->submission(m)) / "result.json";
+  }
 };
 
 Verdict read_verdict(const fs::path& file, const std::string& hash) {
