@@ -12,6 +12,21 @@
 #include <string>
 
 namespace cdplab::harness {
+namespace {
+
+/// Disarms an injection however the check leaves (a run that throws included).
+struct Disarm {
+  void (*arm)(long long index);
+  ~Disarm() {
+    try {
+      arm(-1);
+    } catch (...) {
+      (void)cudaGetLastError();
+    }
+  }
+};
+
+}  // namespace
 
 void expect_failed_launch_reported(const std::function<void()>& run) {
   set_lifetimes_judged(false);
@@ -27,15 +42,7 @@ void expect_failed_launch_reported(const std::function<void()>& run) {
   const auto index = static_cast<long long>(launches / 2);
   clear_launch_count();
   fail_device_launch(index);
-  struct Disarm {
-    ~Disarm() {
-      try {
-        fail_device_launch(-1);
-      } catch (...) {
-        (void)cudaGetLastError();
-      }
-    }
-  } disarm;
+  const Disarm disarm{&fail_device_launch};
   const std::string made = "the grader made device-side launch #" + std::to_string(index + 1) + " of the run's " +
                            std::to_string(launches) +
                            " fail with cudaErrorLaunchPendingCountExceeded, as a full pending launch pool would";
@@ -78,15 +85,7 @@ void expect_failed_allocation_handled(const std::function<void()>& run,
   const auto index = static_cast<long long>(allocations / 2);
   clear_launch_count();
   fail_device_allocation(index);
-  struct Disarm {
-    ~Disarm() {
-      try {
-        fail_device_allocation(-1);
-      } catch (...) {
-        (void)cudaGetLastError();
-      }
-    }
-  } disarm;
+  const Disarm disarm{&fail_device_allocation};
   const std::string made = "the grader made device-heap allocation #" + std::to_string(index + 1) + " of the run's " +
                            std::to_string(allocations) + " fail, as on a full heap (cudaMalloc returned "
                            "cudaErrorMemoryAllocation and a null pointer)";

@@ -87,6 +87,11 @@ struct EmptyAdvice {
 Verdict judge_lines(const std::vector<Line>& lines, const Tessellation& t, const std::vector<FoundLine>& found,
                     const EmptyAdvice& empty);
 
+/// What exercises b and c do when a line's cudaMalloc fails, as the feedback says it.
+inline constexpr const char* kFailedAllocationAdvice =
+    "When cudaMalloc fails (an error code or a null pointer), store count 0 and nullptr for the line and launch "
+    "nothing for it";
+
 /// Judges the lines of a run in which the grader made one device-heap allocation fail: exactly one
 /// line is empty (count 0 and a null pointer: the one that did not get its buffer), and every
 /// other line is right (judge_lines).

@@ -179,9 +179,7 @@ GPU_CHECK("a full device heap leaves its line empty") {
         try {
           cdplab::bezier::tessellate_cdp(work.device.lines.data(), work.device.out.data(), work.n, t);
         } catch (const std::exception& error) {
-          FAIL_CHECK(made << "; the run ended with: " << error.what()
-                          << ". When cudaMalloc fails (an error code or a null pointer), store count 0 and nullptr "
-                             "for the line and launch nothing for it");
+          FAIL_CHECK(made << "; the run ended with: " << error.what() << ". " << oracle::kFailedAllocationAdvice);
           cdplab::harness::release_after_check([&] { cdplab::bezier::free_vertices(work.device.out.data(), work.n); });
           return;
         }
