@@ -88,7 +88,7 @@ message = "Hand the reduction to a tail launch."
   const RuleSpec flags =
       rule_from("kind = \"creates_stream\"\nkernel = \"k\"\nflags = \"non_blocking\"");
   CHECK(flags.flags == "non_blocking");
-  CHECK(rule_kinds().size() == 15);
+  CHECK(rule_kinds().size() == 16);
 }
 
 TEST_CASE("parse_rule reads given, and describe marks a given rule") {
@@ -493,6 +493,23 @@ TEST_CASE("rule shared_in_bounds: an entry past the end of a __shared__ array, a
   // It only deducts: a starter that touches no array meets it.
   CHECK(deducts(rule_from("kind = \"shared_in_bounds\"\nkernel = \"k\"")));
   CHECK_FALSE(deducts(rule_from("kind = \"recursion\"\nkernel = \"k\"")));
+}
+
+TEST_CASE("rule barrier_before_shared_reads: a value one thread publishes in __shared__ memory is read after a barrier") {
+  const std::string rule = "kind = \"barrier_before_shared_reads\"\nkernel = ";
+  CHECK(judge(rule + "\"share_claimed\"", "barriers").passed);
+  CHECK(judge(rule + "\"share_totals\"", "barriers").passed);
+  // Each thread its own entry: nothing is published, and the rule asks for a value staged for the block.
+  const RuleVerdict own = judge(rule + "\"own_slot\"", "barriers");
+  CHECK_FALSE(own.passed);
+  CHECK(contains(own.found, "stores no value in __shared__ memory for the block"));
+  const RuleVerdict unsynced = judge(rule + "\"share_claimed_unsynced\"", "barriers");
+  CHECK_FALSE(unsynced.passed);
+  CHECK(contains(unsynced.found, "with no __syncthreads() in between"));
+  CHECK(contains(unsynced.found, "the read of __shared__ memory at "));
+  CHECK_FALSE(judge(rule + "\"share_totals_unsynced\"", "barriers").passed);
+  // A warp barrier orders the publishing thread's warp only.
+  CHECK_FALSE(judge(rule + "\"share_claimed_warp_synced\"", "barriers").passed);
 }
 
 TEST_CASE("rule barrier_lines: the given code's barriers counted by their lines, not their instructions") {

@@ -1,5 +1,6 @@
 #include "rules/launch_graph.h"
 
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -140,6 +141,8 @@ struct FunctionFacts {
   std::vector<HeapCall> deallocations;
   std::vector<Atomic> atomics;
   std::vector<Unguarded> unguarded_shared_atomics;
+  std::vector<Unguarded> unguarded_shared_reads;
+  int shared_publications = 0;  // stores to __shared__ memory at an address the same in every thread
   std::vector<Unguarded> unguarded_launches;
   std::vector<int> unchecked_launches;  // PTX lines; kernels only (a device function's caller may check)
   CounterFences counter_fences;
@@ -415,6 +418,73 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       if (warp_indexed.count(reg)) return true;
     return false;
   };
+  // Stores to a __shared__ variable at an address that is the same in every thread (the variable
+  // itself, or an entry at a constant offset): one thread publishing a value for the block. By
+  // (variable, byte offset), the line of the last such store since the last block barrier; a load
+  // that may read that byte before the next barrier may run before the store, in another warp.
+  struct SharedPlace {
+    std::string variable;
+    long long offset = 0;  // from the variable's start: exact when `known`, else the least it can be
+    bool known = true;
+  };
+  // By (variable, byte offset): the store's line, and the stretch of code only thread 0 runs that it
+  // is in (0: none). That thread reading back what it stored needs no barrier.
+  std::map<std::pair<std::string, long long>, std::pair<int, int>> published;
+  // Stretches only thread 0 of the block runs: from `@%p bra L` where %p says threadIdx.x != 0, to
+  // the label L (nvcc's layout of `if (threadIdx.x == 0) { ... }`).
+  std::set<std::string> thread_index, not_first_thread;
+  for (const Instruction& ins : function.body) {
+    const std::string b = opcode_base(ins.opcode);
+    if ((b == "mov" || b == "cvt") && ins.operands.size() == 2 &&
+        (ins.operands[1] == "%tid.x" || thread_index.count(ins.operands[1])))
+      thread_index.insert(ins.operands[0]);
+    if (b == "setp" && ins.operands.size() == 3 && (has_component(ins.opcode, "ne") || has_component(ins.opcode, "gt")) &&
+        thread_index.count(ins.operands[1]) && ins.operands[2] == "0")
+      not_first_thread.insert(ins.operands[0]);
+  }
+  int single_thread = 0, regions = 0;
+  std::string single_thread_end;
+  std::map<std::string, SharedPlace> place_of;  // register -> where in a __shared__ variable it points
+  // Where an address operand ("[x+8]", "[%r3+4]") points, when into a __shared__ variable.
+  const auto shared_place = [&](const std::string& operand) -> std::optional<SharedPlace> {
+    const std::string base = ptx::address_base(operand);
+    if (base.empty()) return std::nullopt;
+    long long displacement = 0;
+    if (const auto plus = operand.find('+'); plus != std::string::npos) {
+      const std::string tail = operand.substr(plus + 1, operand.find(']') - plus - 1);
+      if (!ptx::is_integer_literal(tail)) return std::nullopt;
+      displacement = ptx::integer_value(tail);
+    }
+    SharedPlace place;
+    if (base.front() != '%') {
+      if (!module.shared_symbols.count(base)) return std::nullopt;
+      place.variable = base;
+    } else {
+      const auto it = place_of.find(base);
+      if (it == place_of.end()) return std::nullopt;
+      place = it->second;
+    }
+    place.offset += displacement;
+    return place;
+  };
+  // What an address computation leaves in its destination register (see derives_address).
+  const auto note_address = [&](const std::string& base_opcode, const std::vector<std::string>& ops) {
+    std::optional<SharedPlace> from;
+    bool other_register = false;
+    long long constant = 0;
+    for (std::size_t i = 1; i < ops.size(); ++i) {
+      if (module.shared_symbols.count(ops[i]) && !from) from = SharedPlace{ops[i], 0, true};
+      else if (const auto it = place_of.find(ops[i]); it != place_of.end() && !from) from = it->second;
+      else if (ptx::is_integer_literal(ops[i])) constant += ptx::integer_value(ops[i]);
+      else other_register = true;
+    }
+    for (const auto& reg : ptx::registers_in(ops[0])) place_of.erase(reg);
+    if (!from || ops.empty()) return;
+    SharedPlace place = *from;
+    if (base_opcode == "add" && !other_register) place.offset += constant;
+    else if (base_opcode != "mov" && base_opcode != "cvt" && base_opcode != "cvta") place.known = false;
+    for (const auto& reg : ptx::registers_in(ops[0])) place_of[reg] = place;
+  };
   std::vector<FlowEvent> events(function.body.size(), FlowEvent::none);
   // Instructions that read the launch error, or may (a call of another device function).
   std::vector<bool> error_checks(function.body.size(), false);
@@ -424,6 +494,13 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     FlowEvent& event = events[at];
     const std::string base = opcode_base(ins.opcode);
     const auto& ops = ins.operands;
+    if (single_thread != 0 &&
+        std::find(ins.labels.begin(), ins.labels.end(), single_thread_end) != ins.labels.end())
+      single_thread = 0;
+    if (base == "bra" && single_thread == 0 && !ops.empty() && not_first_thread.count(ins.guard)) {
+      single_thread = ++regions;
+      single_thread_end = ops.back();
+    }
 
     if (ins.opcode.rfind("st.param", 0) == 0 && ops.size() == 2) {
       const std::string name = ptx::address_base(ops[0]);
@@ -443,6 +520,14 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       continue;
     }
     if (base == "ld" && ops.size() == 2) {
+      if (const auto place = shared_place(ops[1])) {
+        // An exact place reads that byte; a place known only from below may read any byte from there on.
+        const auto from = published.lower_bound({place->variable, place->offset});
+        if (from != published.end() && from->first.first == place->variable &&
+            (!place->known || from->first.second == place->offset) &&
+            (single_thread == 0 || from->second.second != single_thread))
+          facts.unguarded_shared_reads.push_back({{ins.line, {}}, from->second.first});
+      }
       const auto offset = frame.of(ops[1]);
       for (const auto& reg : ptx::registers_in(ops[0]))
         source_of[reg] = offset ? "frame " + std::to_string(*offset) + " #" + std::to_string(frame_writes[*offset])
@@ -453,6 +538,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       event = has_component(ins.opcode, "warp") ? FlowEvent::warp_barrier : FlowEvent::barrier;
       // __syncwarp() orders a warp's own stores only: the block's other warps may still be storing.
       if (event == FlowEvent::barrier) {
+        published.clear();
         shared_store = 0;
         warp_guarded_store = 0;
         pending_warp_private = true;
@@ -473,6 +559,10 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       const bool local = has_component(ins.opcode, "local") || (target & kLocal);
       const bool shared = has_component(ins.opcode, "shared") || (target & kShared);
       if (shared) {
+        if (const auto place = shared_place(ops[0]); place && place->known) {
+          published[{place->variable, place->offset}] = {ins.line, single_thread};
+          ++facts.shared_publications;
+        }
         shared_store = ins.line;
         pending_warp_private = pending_warp_private && in_warp_own(ops[0]);
       }
@@ -484,6 +574,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       for (const auto& reg : ptx::registers_in(ops[0]))
         source_of[reg] = it != source_of.end() ? it->second : std::string();
     }
+    if (derives_address(base) && ops.size() >= 2) note_address(base, ops);
     if (derives_address(base) && ops.size() >= 2) {
       for (std::size_t i = 1; i < ops.size(); ++i)
         if (const auto buffer = buffer_in(ops[i]))
@@ -882,6 +973,8 @@ LaunchGraph analyze_ptx(std::string_view text) {
       for (const auto& d : own.deallocations) kernel.deallocations.push_back(attributed(d));
       for (const auto& a : own.atomics) kernel.atomics.push_back(attributed(a));
       for (const auto& u : own.unguarded_shared_atomics) kernel.unguarded_shared_atomics.push_back(attributed(u));
+      for (const auto& u : own.unguarded_shared_reads) kernel.unguarded_shared_reads.push_back(attributed(u));
+      kernel.shared_publications += own.shared_publications;
       for (const auto& u : own.unguarded_launches) kernel.unguarded_launches.push_back(attributed(u));
       for (const int line : own.unchecked_launches) kernel.unchecked_launches.push_back({line, via});
       kernel.counters += own.counter_fences.counters;

@@ -116,6 +116,10 @@ struct Kernel {
   std::vector<Atomic> atomics;
   /// Shared-memory atomics after a store to shared memory with no barrier in between.
   std::vector<Unguarded> unguarded_shared_atomics;
+  /// Loads of a __shared__ variable after a store to it at the same address in every thread (one
+  /// thread publishing a value for the block), with no block barrier in between.
+  std::vector<Unguarded> unguarded_shared_reads;
+  int shared_publications = 0;  ///< such stores (the kernel stages values in __shared__ memory)
   /// Launches that another thread's store to global or shared memory (or atomic) reaches with no
   /// barrier in between: the child sees the launching thread's own writes, not the others'.
   std::vector<Unguarded> unguarded_launches;

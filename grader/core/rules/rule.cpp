@@ -29,6 +29,7 @@ const std::vector<KindKeys>& kind_keys() {
       {"no_private_pointers", false, {"kernel"}},
       {"distinct_streams", true, {"kernel", "child"}},
       {"barrier_before_shared_atomics", true, {"kernel"}},
+      {"barrier_before_shared_reads", true, {"kernel"}},
       {"barrier_before_launch", true, {"kernel"}},
       {"launch_checked", true, {"kernel"}},
       {"fenced_counter", true, {"kernel"}},
@@ -364,6 +365,30 @@ RuleVerdict check_barrier(const RuleSpec& rule, const LaunchGraph& graph, bool l
                                 : "a barrier lies between " + who + "'s stores to __shared__ memory and its atomics on it");
 }
 
+// A value one thread publishes in __shared__ memory for the block: the first read of it with no
+// block barrier after the store fails the rule.
+RuleVerdict check_shared_reads(const RuleSpec& rule, const LaunchGraph& graph) {
+  const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
+  const std::string who = graph.label(kernels.front());
+  std::vector<const Unguarded*> found;
+  int publications = 0;
+  for (std::size_t k : kernels) {
+    publications += graph.kernels[k].shared_publications;
+    for (const auto& u : graph.kernels[k].unguarded_shared_reads) found.push_back(&u);
+  }
+  if (publications == 0)
+    return verdict(false, who + " stores no value in __shared__ memory for the block (at an address the same in "
+                                "every thread)");
+  if (found.empty())
+    return verdict(true, "a barrier lies between each store " + who +
+                             " makes to a __shared__ variable for the block and the reads of it");
+  const Unguarded& first = *found.front();
+  return verdict(false, "the read of __shared__ memory at " + graph.where(first.site) + " follows the store at " +
+                            graph.where(first.store_line) +
+                            " with no __syncthreads() in between: in another warp it may run before the store" +
+                            more(found.size() - 1, "reads"));
+}
+
 // A last-block counter's verdict: the first side of a counter left without a fence fails it.
 RuleVerdict check_fenced_counter(const RuleSpec& rule, const LaunchGraph& graph) {
   const std::vector<std::size_t> kernels = graph.find_all(rule.kernel);
@@ -569,6 +594,9 @@ std::string describe_requirement(const RuleSpec& rule) {
            " into a different stream at each launch site";
   if (rule.kind == "barrier_before_shared_atomics")
     return rule.kernel + " has a barrier (__syncthreads) between its stores to __shared__ memory and the atomics on it";
+  if (rule.kind == "barrier_before_shared_reads")
+    return rule.kernel + " has a barrier (__syncthreads) between one thread's store to a __shared__ variable and the "
+                         "block's reads of it";
   if (rule.kind == "barrier_before_launch")
     return rule.kernel + " has a barrier (__syncthreads, or __syncwarp where a lane launches for its warp) between the block's stores and each launch, so that the "
                          "child sees every thread's writes";
@@ -613,6 +641,8 @@ RuleVerdict evaluate(const RuleSpec& rule, const LaunchGraph& graph) {
     result = check_distinct_streams(rule, graph);
   } else if (rule.kind == "barrier_before_shared_atomics" || rule.kind == "barrier_before_launch") {
     result = check_barrier(rule, graph, rule.kind == "barrier_before_launch");
+  } else if (rule.kind == "barrier_before_shared_reads") {
+    result = check_shared_reads(rule, graph);
   } else if (rule.kind == "launch_checked") {
     result = check_launch_checked(rule, graph);
   } else if (rule.kind == "fenced_counter") {
