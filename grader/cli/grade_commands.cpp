@@ -47,29 +47,31 @@ std::string render(const grading::GradeReport& report, const std::string& format
   throw UsageError("unknown report format '" + format + "' (terminal, json, gradescope, junit)");
 }
 
+/// The launch-tree pictures --launch-trees asks for, after the report: a folder that cannot be
+/// written costs a warning, never the report.
+void write_launch_trees(const grading::GradeReport& report, const std::string& folder) {
+  try {
+    const int written = report::write_launch_tree_pictures(report, folder);
+    std::cerr << "cdplab: " << written << " launch-tree picture" << (written == 1 ? "" : "s") << " written to "
+              << folder << (written == 0 ? " (no check's launches were counted: they need a GPU)" : "") << "\n";
+  } catch (const std::exception& error) {
+    std::cerr << "cdplab: warning: no launch-tree pictures: " << error.what() << "\n";
+  }
+}
+
 /// Terminal feedback on stdout, unless another format goes to stdout; that format to --output.
 void emit(const grading::GradeReport& report, const GradeArgs& args, const Context& ctx) {
-  if (!args.launch_trees.empty()) {
-    int written = 0;
-    try {
-      written = report::write_launch_tree_pictures(report, args.launch_trees);
-    } catch (const std::runtime_error& error) {
-      throw UsageError(error.what());
-    }
-    std::cerr << "cdplab: " << written << " launch-tree picture" << (written == 1 ? "" : "s") << " written to "
-              << args.launch_trees << (written == 0 ? " (no check's launches were counted: they need a GPU)" : "")
-              << "\n";
-  }
   const std::string text = render(report, args.format, ctx.color && args.output.empty(), args.verbose, args.visibility);
   if (args.output.empty()) {
     std::cout << text << std::flush;
-    return;
+  } else {
+    std::ofstream out(args.output, std::ios::binary);
+    if (!out) throw UsageError("cannot write " + args.output);
+    out << text;
+    std::cout << report::render_terminal(report, {ctx.color, args.verbose, report::terminal_width()}) << std::flush;
+    std::cerr << "cdplab: " << args.format << " report written to " << args.output << "\n";
   }
-  std::ofstream out(args.output, std::ios::binary);
-  if (!out) throw UsageError("cannot write " + args.output);
-  out << text;
-  std::cout << report::render_terminal(report, {ctx.color, args.verbose, report::terminal_width()}) << std::flush;
-  std::cerr << "cdplab: " << args.format << " report written to " << args.output << "\n";
+  if (!args.launch_trees.empty()) write_launch_trees(report, args.launch_trees);
 }
 
 /// Whether the tree's index still matches the files present (a file added or deleted since).

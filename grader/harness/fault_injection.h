@@ -27,7 +27,9 @@ void expect_failed_launch_reported(const std::function<void()>& run);
 /// A / 2 of the run made to fail as on a full heap, and with the words that say so for its
 /// messages. `failing_run` runs the exercise and CHECKs what the lesson asks for then (the line
 /// left empty, a report to the host). Fails the check too when the injected allocation was never
-/// asked for. Lifetimes are not judged.
+/// asked for. Lifetimes are not judged. The index counts from the start of a device run (each
+/// reset_device_report() starts one) while A counts every run of `run`: `run` should make one run
+/// that allocates.
 void expect_failed_allocation_handled(const std::function<void()>& run,
                                       const std::function<void(const std::string& made)>& failing_run);
 

@@ -299,7 +299,9 @@ class ResultsListener : public doctest::IReporter {
     record["seconds"] = stats.seconds;
     record["failures"] = failures_;
     if (!state().notes.empty()) record["notes"] = state().notes;
-    if (gpu_run_) {
+    // A failed check may have left a kernel running (its host code threw before waiting for it):
+    // its tree is read only when the GPU has nothing left to do, never waited for.
+    if (gpu_run_ && (passed || cudaStreamQuery(nullptr) == cudaSuccess)) {
       json tree = launch_tree_record();
       if (tree.is_array()) record["launches"] = std::move(tree);
     }

@@ -212,6 +212,7 @@ int write_launch_tree_pictures(const grading::GradeReport& report, const std::st
   namespace fs = std::filesystem;
   std::error_code error;
   fs::create_directories(folder, error);
+  if (error) throw std::runtime_error("cannot create " + folder + ": " + error.message());
   int written = 0;
   for (const auto& e : report.exercises) {
     const auto* check = shown_launch_tree(e, false);

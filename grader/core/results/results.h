@@ -16,8 +16,6 @@ enum class ItemKind { check, rule, question };
 const char* to_string(Outcome outcome);
 const char* to_string(ItemKind kind);
 
-/// One graded item: a check of the exercise's test suite, a CDP rule of its manifest, or a
-/// question of a quiz.
 /// One edge of the launch tree a check's runs made on the GPU, as the grader's device-runtime
 /// hooks counted it: which kernel launched which, how many grids, into which streams.
 struct LaunchTreeEdge {
@@ -28,6 +26,8 @@ struct LaunchTreeEdge {
   std::uint64_t failed = 0;  ///< launches that returned an error
 };
 
+/// One graded item: a check of the exercise's test suite, a CDP rule of its manifest, or a
+/// question of a quiz.
 struct Item {
   ItemKind kind = ItemKind::check;
   std::string name;         ///< check name (suite), rule description or question text

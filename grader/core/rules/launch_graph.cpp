@@ -494,6 +494,9 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     FlowEvent& event = events[at];
     const std::string base = opcode_base(ins.opcode);
     const auto& ops = ins.operands;
+    // A register written by anything but an address computation points nowhere known any more.
+    if (!ops.empty() && base != "st" && base != "red" && !derives_address(base) && ptx::address_base(ops[0]).empty())
+      for (const auto& reg : ptx::registers_in(ops[0])) place_of.erase(reg);
     if (single_thread != 0 &&
         std::find(ins.labels.begin(), ins.labels.end(), single_thread_end) != ins.labels.end())
       single_thread = 0;

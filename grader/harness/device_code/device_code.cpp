@@ -331,7 +331,6 @@ void add_run_edges(std::map<std::pair<unsigned long long, unsigned long long>, L
 void read_kernel_addresses() {
   Loaded& state = loaded();
   if (state.kernel_addresses_read || state.kernel_names.empty()) return;
-  state.kernel_addresses_read = true;
   cudaKernel_t kernel = nullptr;
   CDPLAB_CHECK(cudaLibraryGetKernel(&kernel, state.library, (state.tag + "kernel_addresses").c_str()));
   unsigned long long* out = nullptr;
@@ -344,6 +343,7 @@ void read_kernel_addresses() {
   (void)cudaFree(out);
   CDPLAB_CHECK(status);
   for (std::size_t i = 0; i < addresses.size(); ++i) state.kernel_at.emplace(addresses[i], state.kernel_names[i]);
+  state.kernel_addresses_read = true;  // only once read: a failed try is tried again at the next check
 }
 
 }  // namespace
@@ -362,7 +362,9 @@ std::vector<LaunchEdge> check_launch_edges() {
   std::vector<LaunchEdge> named;
   for (const auto& [key, counts] : edges) {
     LaunchEdge edge{"", "", counts};
-    if (counts.caller < state.functions.size()) edge.caller = state.functions[counts.caller];
+    // The instrumentation folds a caller's index into 8 bits: past 254 functions, 254 names none.
+    const bool folded = counts.caller == 254 && state.functions.size() > 255;
+    if (counts.caller < state.functions.size() && !folded) edge.caller = state.functions[counts.caller];
     const auto child = state.kernel_at.find(counts.child);
     if (child != state.kernel_at.end()) edge.child = child->second;
     named.push_back(edge);

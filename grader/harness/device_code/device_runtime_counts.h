@@ -34,7 +34,8 @@ inline constexpr int kDestroyedStreamSlots = 4096;
 
 /// Device-side launches from one function of the exercise (the caller) of one kernel (the
 /// child), over a run: the launch tree's edges. A launch whose edge could not be told (its
-/// parameter buffer was asked for where the grader could not see the caller) has key kUnknownEdge.
+/// parameter buffer was asked for where the grader could not see the caller, or every other slot
+/// was taken) counts in slot 0, with key kUnknownEdge.
 struct LaunchEdgeCounts {
   unsigned long long key;     ///< 0: a free slot; else the caller and child folded (device hooks)
   unsigned long long child;   ///< the child kernel's device address (0: not known)

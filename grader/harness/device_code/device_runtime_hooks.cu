@@ -105,11 +105,21 @@ using cdplab::harness::kLaunchEdgeSlots;
 using cdplab::harness::kPendingLaunchSlots;
 using cdplab::harness::LaunchEdgeCounts;
 
-/// The slot of edge caller -> child, claimed on first use; nullptr when every slot is taken.
+/// The launches whose edge could not be told: slot 0, kept for them.
+__device__ LaunchEdgeCounts* unknown_edge() {
+  LaunchEdgeCounts& slot = cdplab_hook_edges[0];
+  if (atomicCAS(&slot.key, 0ull, cdplab::harness::kUnknownEdge) == 0ull) {
+    slot.child = 0;
+    slot.caller = cdplab::harness::kUnknownCaller;
+  }
+  return &slot;
+}
+
+/// The slot of edge caller -> child (slots 1 on), claimed on first use; nullptr when every one is taken.
 __device__ LaunchEdgeCounts* edge_slot(unsigned long long key, unsigned long long child, unsigned long long caller) {
   const unsigned home = static_cast<unsigned>((key * 0x9e3779b97f4a7c15ull) >> 58);
-  for (int probe = 0; probe < kLaunchEdgeSlots; ++probe) {
-    LaunchEdgeCounts& slot = cdplab_hook_edges[(home + probe) % kLaunchEdgeSlots];
+  for (int probe = 0; probe < kLaunchEdgeSlots - 1; ++probe) {
+    LaunchEdgeCounts& slot = cdplab_hook_edges[1 + (home + probe) % (kLaunchEdgeSlots - 1)];
     const unsigned long long seen = atomicCAS(&slot.key, 0ull, key);
     if (seen == 0ull) {  // claimed: the host reads child and caller once the run is over
       slot.child = child;
@@ -138,7 +148,7 @@ __device__ void remember_pending(const void* buffer, unsigned edge) {
   }
 }
 
-/// The edge slot the buffer's request chose (and the buffer forgotten); nullptr when unknown.
+/// The edge slot the buffer's request chose (and the buffer forgotten), or the unknown edge's.
 __device__ LaunchEdgeCounts* take_pending(const void* buffer) {
   const unsigned long long address = reinterpret_cast<unsigned long long>(buffer);
   for (int probe = 0; probe < kProbes; ++probe) {
@@ -148,9 +158,9 @@ __device__ LaunchEdgeCounts* take_pending(const void* buffer) {
     if (seen != address) continue;
     const unsigned edge = cdplab_hook_pending_edge[&slot - cdplab_hook_pending];
     atomicExch(&slot, kForgotten);
-    return edge < kLaunchEdgeSlots ? &cdplab_hook_edges[edge] : nullptr;
+    return edge < kLaunchEdgeSlots ? &cdplab_hook_edges[edge] : unknown_edge();
   }
-  return edge_slot(cdplab::harness::kUnknownEdge, 0, cdplab::harness::kUnknownCaller);
+  return unknown_edge();
 }
 
 }  // namespace
