@@ -505,9 +505,12 @@ TEST_CASE("rule barrier_before_shared_reads: a value one thread publishes in __s
   CHECK(contains(own.found, "stores no value in __shared__ memory for the block"));
   const RuleVerdict unsynced = judge(rule + "\"share_claimed_unsynced\"", "barriers");
   CHECK_FALSE(unsynced.passed);
-  CHECK(contains(unsynced.found, "with no __syncthreads() in between"));
+  CHECK(contains(unsynced.found, "have no __syncthreads() between them on some path"));
   CHECK(contains(unsynced.found, "the read of __shared__ memory at "));
   CHECK_FALSE(judge(rule + "\"share_totals_unsynced\"", "barriers").passed);
+  // The reads on the other side of the store's branch run between the same two barriers.
+  CHECK_FALSE(judge(rule + "\"share_claimed_split_unsynced\"", "barriers").passed);
+
   // A warp barrier orders the publishing thread's warp only.
   CHECK_FALSE(judge(rule + "\"share_claimed_warp_synced\"", "barriers").passed);
 }

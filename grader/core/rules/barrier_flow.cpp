@@ -13,9 +13,6 @@ namespace {
 
 using ptx::Instruction;
 
-/// The thread tag of code that every thread may run. Other tags name the one thread that runs
-/// it: its `%tid` value (0 or more), or a value computed at run time (below kAnyThread).
-constexpr long kAnyThread = -1;
 /// The tag of a special register the block shares (`%ctaid.x`, `%ntid.x`): not a thread's own,
 /// so a test against it gets the tag of the test instead.
 constexpr long kSpecialTag = kAnyThread - 2;
@@ -230,22 +227,19 @@ struct State {
   }
 };
 
-}  // namespace
-
-std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& function, const std::vector<FlowEvent>& events) {
+/// What the analysis knows before each instruction of `function`, followed along its control
+/// flow; `guards` from guard_tests.
+std::vector<State> states_before(const ptx::Function& function, const std::vector<FlowEvent>& events,
+                                 const std::vector<ThreadTest>& guards) {
   const auto& body = function.body;
   const std::size_t n = body.size();
-  std::vector<UnguardedLaunchSite> found;
-  if (n == 0) return found;
-
   const auto labels = ptx::label_positions(function);
-  const auto guards = guard_tests(function);
-
   // The one thread that runs instruction i when its guard is `holds` (true or false), if the
   // guard says so; kAnyThread otherwise (also when it has no guard).
   auto one_thread = [&](std::size_t i, bool holds) { return holds ? guards[i].if_true : guards[i].if_false; };
 
   std::vector<State> before(n);
+  if (n == 0) return before;
   before[0].reached = true;
   std::deque<std::size_t> work{0};
   std::vector<bool> queued(n, false);
@@ -282,7 +276,17 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
       out.thread = narrower(one_thread(i, false), out.thread);  // the threads that go on
     flow(i + 1, out);
   }
+  return before;
+}
 
+}  // namespace
+
+std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& function, const std::vector<FlowEvent>& events) {
+  const auto& body = function.body;
+  const std::size_t n = body.size();
+  std::vector<UnguardedLaunchSite> found;
+  if (n == 0) return found;
+  const std::vector<State> before = states_before(function, events, guard_tests(function));
   for (std::size_t i = 0; i < n; ++i) {
     if (events[i] != FlowEvent::launch || !before[i].reached) continue;
     const State& state = before[i];
@@ -294,6 +298,62 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
     if (latest != 0) found.push_back({body[i].line, latest});
   }
   return found;
+}
+
+std::vector<long> running_thread(const ptx::Function& function, const std::vector<FlowEvent>& events) {
+  const auto guards = guard_tests(function);
+  const std::vector<State> before = states_before(function, events, guards);
+  std::vector<long> threads(before.size(), kAnyThread);
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    if (!before[i].reached) continue;
+    // A guarded instruction that is not a branch runs in the threads its guard leaves.
+    const bool branch = ptx::transfers_control(function.body[i]);
+    threads[i] = branch ? before[i].thread : narrower(guards[i].if_true, before[i].thread);
+  }
+  return threads;
+}
+
+std::vector<std::vector<int>> barrier_stretches(const ptx::Function& function, const std::vector<FlowEvent>& events) {
+  const auto& body = function.body;
+  const std::size_t n = body.size();
+  std::vector<std::set<int>> began(n);
+  if (n == 0) return {};
+  const auto labels = ptx::label_positions(function);
+  began[0].insert(-1);
+  std::deque<std::size_t> work{0};
+  std::vector<bool> queued(n, false);
+  queued[0] = true;
+  while (!work.empty()) {
+    const std::size_t i = work.front();
+    work.pop_front();
+    queued[i] = false;
+    const std::set<int> out =
+        events[i] == FlowEvent::barrier ? std::set<int>{static_cast<int>(i)} : began[i];
+    auto flow = [&](std::size_t to) {
+      if (to >= n) return;
+      const std::size_t size = began[to].size();
+      began[to].insert(out.begin(), out.end());
+      if (began[to].size() != size && !queued[to]) {
+        queued[to] = true;
+        work.push_back(to);
+      }
+    };
+    for (const std::size_t at : ptx::branch_targets(function, i, labels)) flow(at);
+    if (ptx::falls_through(body[i])) flow(i + 1);
+  }
+  std::vector<std::vector<int>> stretches(n);
+  for (std::size_t i = 0; i < n; ++i) stretches[i].assign(began[i].begin(), began[i].end());
+  return stretches;
+}
+
+bool share_a_stretch(const std::vector<int>& a, const std::vector<int>& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] == b[j]) return true;
+    if (a[i] < b[j]) ++i;
+    else ++j;
+  }
+  return false;
 }
 
 }  // namespace cdplab::rules

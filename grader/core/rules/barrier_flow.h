@@ -20,6 +20,10 @@
 
 namespace cdplab::rules {
 
+/// The thread tag of code that every thread of a block may run. Other tags name the one thread
+/// that runs it: its `%tid.x` value (0 or more), or a value computed at run time (below kAnyThread).
+constexpr long kAnyThread = -1;
+
 /// What one instruction means to the barrier analysis (the launch graph's reading of it).
 enum class FlowEvent {
   none,
@@ -39,5 +43,21 @@ struct UnguardedLaunchSite {
 /// between; `events` holds one entry per instruction of `function.body`. A launch in code that
 /// every thread may run counts every store since the last barrier.
 std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& function, const std::vector<FlowEvent>& events);
+
+/// For each instruction of `function`, where the stretch of code it runs in began: the block
+/// barriers (their instruction indices, -1 for the function's entry) it can be reached from with
+/// no other block barrier in between, along the control flow. Every thread of a block passes
+/// every barrier, so two instructions whose stretches began at a common barrier may run at the
+/// same time in different threads: a store in one and a load in the other are not ordered, even
+/// when they sit on the two sides of one branch. Sorted, each once.
+std::vector<std::vector<int>> barrier_stretches(const ptx::Function& function, const std::vector<FlowEvent>& events);
+
+/// For each instruction of `function`, the one thread of the block that runs it, when the branches
+/// and guards on the way to it (and its own guard) single one out (`threadIdx.x == 0`, also
+/// behind `&&`); kAnyThread otherwise, and for code never reached.
+std::vector<long> running_thread(const ptx::Function& function, const std::vector<FlowEvent>& events);
+
+/// Whether two instructions' stretches (barrier_stretches) began at a common barrier.
+bool share_a_stretch(const std::vector<int>& a, const std::vector<int>& b);
 
 }  // namespace cdplab::rules

@@ -419,31 +419,21 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     return false;
   };
   // Stores to a __shared__ variable at an address that is the same in every thread (the variable
-  // itself, or an entry at a constant offset): one thread publishing a value for the block. By
-  // (variable, byte offset), the line of the last such store since the last block barrier; a load
-  // that may read that byte before the next barrier may run before the store, in another warp.
+  // itself, or an entry at a constant offset): one thread publishing a value for the block. A load
+  // that may read that byte in a stretch of code that began at the same barrier as the store's
+  // (barrier_stretches) may run before the store, in another warp.
   struct SharedPlace {
     std::string variable;
     long long offset = 0;  // from the variable's start: exact when `known`, else the least it can be
     bool known = true;
   };
-  // By (variable, byte offset): the store's line, and the stretch of code only thread 0 runs that it
-  // is in (0: none). That thread reading back what it stored needs no barrier.
-  std::map<std::pair<std::string, long long>, std::pair<int, int>> published;
-  // Stretches only thread 0 of the block runs: from `@%p bra L` where %p says threadIdx.x != 0, to
-  // the label L (nvcc's layout of `if (threadIdx.x == 0) { ... }`).
-  std::set<std::string> thread_index, not_first_thread;
-  for (const Instruction& ins : function.body) {
-    const std::string b = opcode_base(ins.opcode);
-    if ((b == "mov" || b == "cvt") && ins.operands.size() == 2 &&
-        (ins.operands[1] == "%tid.x" || thread_index.count(ins.operands[1])))
-      thread_index.insert(ins.operands[0]);
-    if (b == "setp" && ins.operands.size() == 3 && (has_component(ins.opcode, "ne") || has_component(ins.opcode, "gt")) &&
-        thread_index.count(ins.operands[1]) && ins.operands[2] == "0")
-      not_first_thread.insert(ins.operands[0]);
-  }
-  int single_thread = 0, regions = 0;
-  std::string single_thread_end;
+  // Each such store, and each load from a __shared__ variable at a place known at least from below.
+  struct SharedAccess {
+    SharedPlace place;
+    std::size_t at = 0;
+    int line = 0;
+  };
+  std::vector<SharedAccess> publications, shared_loads;
   std::map<std::string, SharedPlace> place_of;  // register -> where in a __shared__ variable it points
   // Where an address operand ("[x+8]", "[%r3+4]") points, when into a __shared__ variable.
   const auto shared_place = [&](const std::string& operand) -> std::optional<SharedPlace> {
@@ -497,13 +487,6 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     // A register written by anything but an address computation points nowhere known any more.
     if (!ops.empty() && base != "st" && base != "red" && !derives_address(base) && ptx::address_base(ops[0]).empty())
       for (const auto& reg : ptx::registers_in(ops[0])) place_of.erase(reg);
-    if (single_thread != 0 &&
-        std::find(ins.labels.begin(), ins.labels.end(), single_thread_end) != ins.labels.end())
-      single_thread = 0;
-    if (base == "bra" && single_thread == 0 && !ops.empty() && not_first_thread.count(ins.guard)) {
-      single_thread = ++regions;
-      single_thread_end = ops.back();
-    }
 
     if (ins.opcode.rfind("st.param", 0) == 0 && ops.size() == 2) {
       const std::string name = ptx::address_base(ops[0]);
@@ -523,14 +506,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       continue;
     }
     if (base == "ld" && ops.size() == 2) {
-      if (const auto place = shared_place(ops[1])) {
-        // An exact place reads that byte; a place known only from below may read any byte from there on.
-        const auto from = published.lower_bound({place->variable, place->offset});
-        if (from != published.end() && from->first.first == place->variable &&
-            (!place->known || from->first.second == place->offset) &&
-            (single_thread == 0 || from->second.second != single_thread))
-          facts.unguarded_shared_reads.push_back({{ins.line, {}}, from->second.first});
-      }
+      if (const auto place = shared_place(ops[1])) shared_loads.push_back({*place, at, ins.line});
       const auto offset = frame.of(ops[1]);
       for (const auto& reg : ptx::registers_in(ops[0]))
         source_of[reg] = offset ? "frame " + std::to_string(*offset) + " #" + std::to_string(frame_writes[*offset])
@@ -541,7 +517,6 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       event = has_component(ins.opcode, "warp") ? FlowEvent::warp_barrier : FlowEvent::barrier;
       // __syncwarp() orders a warp's own stores only: the block's other warps may still be storing.
       if (event == FlowEvent::barrier) {
-        published.clear();
         shared_store = 0;
         warp_guarded_store = 0;
         pending_warp_private = true;
@@ -563,7 +538,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       const bool shared = has_component(ins.opcode, "shared") || (target & kShared);
       if (shared) {
         if (const auto place = shared_place(ops[0]); place && place->known) {
-          published[{place->variable, place->offset}] = {ins.line, single_thread};
+          publications.push_back({*place, at, ins.line});
           ++facts.shared_publications;
         }
         shared_store = ins.line;
@@ -673,6 +648,26 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   }
   for (const auto& site : unguarded_launches(function, events))
     facts.unguarded_launches.push_back({{site.launch_line, {}}, site.store_line});
+  if (!publications.empty() && !shared_loads.empty()) {
+    const auto stretches = barrier_stretches(function, events);
+    const auto thread = running_thread(function, events);
+    for (const SharedAccess& load : shared_loads) {
+      for (const SharedAccess& store : publications) {
+        // An exact place reads that byte, from anywhere in the store's stretch. A place known only
+        // from below may read any byte from there on: only a load after the store in the text
+        // counts then (an indexed read of a scan's storage before thread 0 stores its total).
+        const bool same_bytes = load.place.variable == store.place.variable &&
+                                (load.place.known ? store.place.offset == load.place.offset
+                                                  : store.place.offset >= load.place.offset && store.at < load.at);
+        // Both in code one and the same thread runs: it reads what it wrote itself, in its order.
+        const bool same_thread = thread[load.at] != kAnyThread && thread[load.at] == thread[store.at];
+        if (same_bytes && !same_thread && share_a_stretch(stretches[load.at], stretches[store.at])) {
+          facts.unguarded_shared_reads.push_back({{load.line, {}}, store.line});
+          break;
+        }
+      }
+    }
+  }
   facts.counter_fences = counter_fences(function, module);
   facts.shared_overruns = shared_overruns(function, module);
   if (function.is_kernel) {

@@ -383,9 +383,10 @@ RuleVerdict check_shared_reads(const RuleSpec& rule, const LaunchGraph& graph) {
     return verdict(true, "a barrier lies between each store " + who +
                              " makes to a __shared__ variable for the block and the reads of it");
   const Unguarded& first = *found.front();
-  return verdict(false, "the read of __shared__ memory at " + graph.where(first.site) + " follows the store at " +
+  return verdict(false, "the read of __shared__ memory at " + graph.where(first.site) + " and the store at " +
                             graph.where(first.store_line) +
-                            " with no __syncthreads() in between: in another warp it may run before the store" +
+                            " have no __syncthreads() between them on some path: in another warp the read may run "
+                            "before the store" +
                             more(found.size() - 1, "reads"));
 }
 
