@@ -1,7 +1,8 @@
-// main() of every exercise suite: GPU detection, the exercise's device code loaded, the results
-// log, the watchdog, the speed-workload mode a speed baseline runs in, and the mode that times
-// the suite's baselines ahead into the baseline cache (speed.h). Compiled once, into the harness
-// library; each suite brings its identity (suite_identity.h).
+// main() of every exercise suite: GPU detection, the exercise's device code loaded, the wait at
+// the grader's start gate, the results log, the watchdog, the speed-workload mode a speed
+// baseline runs in, and the mode that times the suite's baselines ahead into the baseline cache
+// (speed.h). Compiled once, into the harness library; each suite brings its identity
+// (suite_identity.h).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "harness.h"
 #include "results_log.h"
@@ -11,8 +12,12 @@
 #include "cdplab/gpu_info.h"
 #include "device_code.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace cdplab::harness {
 
@@ -83,6 +88,21 @@ DeviceCodeSources suite_device_code() {
   return sources;
 }
 
+/// With CDPLAB_START_GATE naming a folder (the grader started this process ahead of its turn with
+/// the GPU alone), waits until the grader opens the gate ("open" appears): true. False when it
+/// closes it instead ("closed"): then no check runs.
+bool wait_at_start_gate() {
+  const char* gate = std::getenv("CDPLAB_START_GATE");
+  if (gate == nullptr || *gate == '\0') return true;
+  const std::string open = std::string(gate) + "/open";
+  const std::string closed = std::string(gate) + "/closed";
+  for (;;) {
+    if (::access(open.c_str(), F_OK) == 0) return true;
+    if (::access(closed.c_str(), F_OK) == 0) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 }  // namespace
 }  // namespace cdplab::harness
 
@@ -103,6 +123,7 @@ int main(int argc, char** argv) {
   // The exercise's device code is linked and loaded before any check: a problem with it (a link
   // error, a kernel it lacks) fails each check that launches it, with the problem as its message.
   if (!listing && gpu.available && *suite_host_code_ptx() != '\0') load_device_code(suite_device_code());
+  if (!listing && !wait_at_start_gate()) return 0;
   ResultsLog::open(suite_name(), run_seed(), gpu.name, skip_reason, selected_by_command_line);
 
   const int status = context.run();

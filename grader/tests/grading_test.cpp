@@ -571,3 +571,36 @@ TEST_CASE("check process: the host parts' process ends with its check process, e
   CHECK(seconds < 10);  // not the host parts' own limit of two minutes
   CHECK(fs::is_empty(dir / "scratch"));  // its FIFOs' folder is gone
 }
+
+// The grader starts the processes of the checks that need the GPU alone ahead of that turn
+// (grade.cpp, StartedAhead): a suite behind a closed gate ends without running a check, and one
+// behind an opened gate runs its checks as any other.
+TEST_CASE("check process: a suite behind a start gate runs its checks once the gate opens, and none once it closes") {
+  namespace fs = std::filesystem;
+  const fs::path dir = cdplab::testing::empty_folder(fs::path(CDPLAB_TEST_BINARY_DIR) / "work" / "start-gate");
+  cdplab::grading::CheckProcess check;
+  check.suite = std::string(CDPLAB_BINARY_DIR) + "/suite_01_fundamentals_child_grids";
+  check.scratch = dir / "scratch";
+  const fs::path results = dir / "results.jsonl";
+  cdplab::process::Options options;
+  options.timeout_seconds = 120;
+  options.env["CDPLAB_RESULTS_FILE"] = results.string();
+  const std::vector<std::string> one_check = {"--test-case=empty ranges"};
+
+  for (const bool opened : {false, true}) {
+    CAPTURE(opened);
+    fs::remove(results);
+    cdplab::grading::StartGate gate(check.scratch);
+    // The gate is decided before the process starts: it finds the answer at its first look.
+    if (opened) gate.open();
+    else gate.close();
+    const auto ran = cdplab::grading::run_check_process(check, {}, one_check, options, &gate);
+    INFO(ran.output);
+    CHECK(ran.started);
+    // Opened: the check passed, or was skipped (77) on a machine without a GPU. Closed: nothing ran.
+    CHECK((opened ? ran.exit_code == 0 || ran.exit_code == 77 : ran.exit_code == 0));
+    const std::string events = fs::exists(results) ? cdplab::files::read_text(results) : std::string();
+    CHECK((events.find("empty ranges") != std::string::npos) == opened);
+  }
+  CHECK(fs::is_empty(check.scratch));  // each gate's folder is gone with it
+}

@@ -20,13 +20,18 @@ namespace cdplab::grading {
 namespace fs = std::filesystem;
 namespace {
 
-/// A fresh folder of its own under `scratch`.
-fs::path fresh_folder(const fs::path& scratch) {
+/// Seconds on the steady clock.
+double seconds_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// A fresh folder of its own under `scratch`, its name starting with `what`.
+fs::path fresh_folder(const fs::path& scratch, const std::string& what) {
   static std::atomic<unsigned> counter{0};
   std::random_device device;
   fs::create_directories(scratch);
   for (;;) {
-    const fs::path dir = scratch / ("host-parts-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
+    const fs::path dir = scratch / (what + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
                                     std::to_string(device() % 100000));
     std::error_code exists;
     if (fs::create_directory(dir, exists)) return dir;
@@ -52,7 +57,7 @@ std::string ended_by(const process::Result& result) {
 /// later (a host part that never returns) is ended by its watch.
 class HostPartsProcess {
  public:
-  HostPartsProcess(const CheckProcess& check, double seconds) : dir_(fresh_folder(check.scratch)) {
+  HostPartsProcess(const CheckProcess& check, double seconds) : dir_(fresh_folder(check.scratch, "host-parts")) {
     if (!check.host_parts_problem.empty()) {
       std::ofstream(dir_ / "problem") << check.host_parts_problem;
       return;
@@ -108,10 +113,6 @@ class HostPartsProcess {
   const fs::path& dir() const { return dir_; }
 
  private:
-  /// Seconds since the epoch at which the check process ended; 0 while it runs.
-  static double seconds_now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  }
   fs::path dir_;
   std::shared_ptr<std::atomic<double>> suite_ended_ = std::make_shared<std::atomic<double>>(0.0);
   std::future<process::Result> running_;
@@ -119,8 +120,38 @@ class HostPartsProcess {
 
 }  // namespace
 
+StartGate::StartGate(const fs::path& scratch) : dir_(fresh_folder(scratch, "start-gate")) {}
+
+StartGate::~StartGate() {
+  std::error_code ignored;
+  fs::remove_all(dir_, ignored);
+}
+
+void StartGate::open() {
+  opened_at_.store(seconds_now());
+  std::ofstream(dir_ / "open.part") << "open\n";
+  std::error_code ignored;
+  fs::rename(dir_ / "open.part", dir_ / "open", ignored);
+}
+
+void StartGate::close() { std::ofstream(dir_ / "closed") << "closed\n"; }
+
+double StartGate::seconds_open() const {
+  const double at = opened_at_.load();
+  return at > 0 ? seconds_now() - at : 0;
+}
+
 process::Result run_check_process(const CheckProcess& check, const std::vector<std::string>& prefix,
-                                  const std::vector<std::string>& arguments, process::Options options) {
+                                  const std::vector<std::string>& arguments, process::Options options,
+                                  const StartGate* gate) {
+  // Behind a gate, the time limit counts from its opening (the watch below); the process's own
+  // limit only backs that up, as long as a turn may keep it waiting.
+  constexpr double kLongestWaitAtGate = 3600;
+  const double limit = options.timeout_seconds;
+  if (gate != nullptr) {
+    options.env["CDPLAB_START_GATE"] = gate->dir().string();
+    if (limit > 0) options.timeout_seconds = limit + kLongestWaitAtGate;
+  }
   std::vector<std::string> argv = prefix;
   argv.push_back(check.suite);
   argv.insert(argv.end(), arguments.begin(), arguments.end());
@@ -129,6 +160,7 @@ process::Result run_check_process(const CheckProcess& check, const std::vector<s
   if (box) {
     box->read_only.insert(box->read_only.end(), check.read_only.begin(), check.read_only.end());
     box->writable.insert(box->writable.end(), check.writable.begin(), check.writable.end());
+    if (gate != nullptr) box->read_only.push_back(gate->dir().string());
     if (!options.working_directory.empty()) box->working_directory = options.working_directory;
   }
   std::optional<HostPartsProcess> host_parts;
@@ -138,6 +170,13 @@ process::Result run_check_process(const CheckProcess& check, const std::vector<s
     if (box) box->writable.push_back(host_parts->dir().string());
   }
   if (check.budgeted) options = sandbox::budgeted(options, sandbox::check_budget());
+  if (gate != nullptr && limit > 0) {
+    const auto watch = options.watch;
+    options.watch = [watch, gate, limit](int pid) -> std::string {
+      if (gate->seconds_open() > limit) return "it ran past its time limit of " + std::to_string(static_cast<int>(limit)) + " s";
+      return watch ? watch(pid) : std::string();
+    };
+  }
   return process::run(box ? sandbox::wrap(*box, argv) : argv, options);
 }
 

@@ -15,6 +15,7 @@
 #include "process/process.h"
 #include "sandbox/sandbox.h"
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -41,11 +42,35 @@ struct CheckProcess {
   bool calls_host_parts() const { return !host_parts.empty() || !host_parts_problem.empty(); }
 };
 
+/// The gate of a check process started ahead of its turn (CDPLAB_START_GATE: a folder of its own
+/// under the grader's scratch folder, read-only in the box). The suite starts up (CUDA, the
+/// device code's link and load) and then waits, before its first check, until the gate opens;
+/// once closed instead it ends without running one. Starting up is most of a short check
+/// process's time: started beside other work, it is no longer spent in a turn with the GPU alone.
+class StartGate {
+ public:
+  explicit StartGate(const std::filesystem::path& scratch);
+  ~StartGate();  ///< removes the folder
+  StartGate(const StartGate&) = delete;
+  StartGate& operator=(const StartGate&) = delete;
+  void open();
+  void close();
+  /// Seconds since open(); 0 before.
+  double seconds_open() const;
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::atomic<double> opened_at_{0.0};
+};
+
 /// Runs `prefix` (a program to start the suite with, such as compute-sanitizer and its options;
 /// empty: none), then the suite with `arguments`, with `options` (its environment added to the
 /// process's own) and, for an exercise with host parts, their process beside it for as long as it
-/// runs. Never throws for the programs' own failures.
+/// runs. With `gate`, the suite waits at it (StartGate) and `options.timeout_seconds` counts from
+/// its opening. Never throws for the programs' own failures.
 process::Result run_check_process(const CheckProcess& check, const std::vector<std::string>& prefix,
-                                  const std::vector<std::string>& arguments, process::Options options);
+                                  const std::vector<std::string>& arguments, process::Options options,
+                                  const StartGate* gate = nullptr);
 
 }  // namespace cdplab::grading

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -747,13 +748,14 @@ std::vector<CheckRun> check_runs(const manifest::Exercise& exercise, const fs::p
 /// Runs checks of `p`'s suite in one process of its own: with `shared`, the suite's shared-process
 /// mode (shared_process.h). Keeps the end of what it printed for checks that leave no trace.
 void run_checks_in_process(Pending& p, const std::vector<std::string>& checks, const std::map<std::string, std::string>& env,
-                           const GradeOptions& options, bool shared, std::mutex& output_mutex) {
+                           const GradeOptions& options, bool shared, std::mutex& output_mutex,
+                           const StartGate* gate = nullptr) {
   process::Options o;
   o.env = env;
   if (shared) o.env["CDPLAB_SHARED_PROCESS"] = "1";
   // The suite's watchdog ends a check at its limit; this one backs it up.
   o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
-  const auto ran = run_check_process(p.check, {}, {"--test-case=" + test_case_filter(checks)}, o);
+  const auto ran = run_check_process(p.check, {}, {"--test-case=" + test_case_filter(checks)}, o, gate);
   std::lock_guard<std::mutex> lock(output_mutex);
   p.last_output = (ran.started ? last_lines(ran.output, 15) : "the suite could not be started\n") + "(" + ran.describe() + ")";
 }
@@ -821,6 +823,67 @@ void run_single_processes(const std::vector<Pending*>& runs, const std::map<std:
   });
 }
 
+/// The processes of the checks that need the GPU alone, started ahead of that turn: each starts
+/// up (CUDA, the device code's link and load) beside the checks that share the GPU, and waits at
+/// its gate (StartGate). In the turn alone their gates open one at a time, each once the process
+/// before it has ended: a process per suite for the checks of suites that run alone, and one per
+/// speed check. Gates never opened are closed at the end, and their processes run nothing.
+class StartedAhead {
+ public:
+  StartedAhead(const std::vector<Pending*>& runs, const std::map<std::string, std::string>& env,
+               const GradeOptions& options, std::mutex& output_mutex) {
+    try {
+      for (auto* p : runs) {
+        std::vector<std::string> alone;
+        for (const auto& check : p->checks)
+          if (check.alone && !is_speed(check)) alone.push_back(check.name);
+        if (!alone.empty()) start(*p, alone, /*shared=*/alone.size() > 1, env, options, output_mutex);
+        for (const auto& check : p->checks)
+          if (is_speed(check)) start(*p, {check.name}, /*shared=*/false, env, options, output_mutex);
+      }
+    } catch (...) {
+      close_the_rest();
+      throw;
+    }
+  }
+  StartedAhead(const StartedAhead&) = delete;
+  StartedAhead& operator=(const StartedAhead&) = delete;
+  ~StartedAhead() { close_the_rest(); }
+
+  /// Opens the gates one at a time, each once the process before it has ended.
+  void run_one_at_a_time() {
+    for (std::size_t i = 0; i < waiting_.size(); ++i) {
+      gates_[i]->open();
+      waiting_[i].join();
+    }
+  }
+
+ private:
+  void start(Pending& p, const std::vector<std::string>& checks, bool shared,
+             const std::map<std::string, std::string>& env, const GradeOptions& options, std::mutex& output_mutex) {
+    gates_.push_back(std::make_unique<StartGate>(p.check.scratch));
+    const StartGate* gate = gates_.back().get();
+    waiting_.emplace_back([&p, checks, shared, &env, &options, &output_mutex, gate] {
+      try {
+        run_checks_in_process(p, checks, env, options, shared, output_mutex, gate);
+      } catch (const std::exception& error) {  // its checks stay unsettled: they run again, alone
+        std::lock_guard<std::mutex> lock(output_mutex);
+        p.last_output = std::string("the suite could not be run: ") + error.what();
+      }
+    });
+  }
+  /// Closes every gate not opened yet and waits for its process to end.
+  void close_the_rest() {
+    for (std::size_t i = 0; i < waiting_.size(); ++i) {
+      if (!waiting_[i].joinable()) continue;
+      gates_[i]->close();
+      waiting_[i].join();
+    }
+  }
+  std::vector<std::unique_ptr<StartGate>> gates_;
+  std::vector<std::thread> waiting_;
+};
+
 /// Whether an exercise has a speed check: its suite times the check's baseline, which needs the
 /// GPU alone unless the class's cache holds it already.
 bool times_the_gpu(const manifest::Exercise& exercise) {
@@ -831,9 +894,9 @@ bool times_the_gpu(const manifest::Exercise& exercise) {
 
 /// Runs the checks of every pending exercise and finishes each. Checks that may run beside others
 /// go first: a process per suite (run_shared_processes), several at a time, with a shared turn
-/// of the GPU; then, with the GPU alone, the suites that need it alone share a process each, one
-/// suite at a time, and every check still unsettled runs in a process of its own (the speed
-/// checks one at a time).
+/// of the GPU, while the processes of the checks that need the GPU alone start up beside them
+/// (StartedAhead: a process per suite that runs alone, one per speed check); then, with the GPU
+/// alone, those run one at a time, and every check still unsettled runs in a process of its own.
 void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const GradeOptions& options,
                 DeviceSeen* seen, Phases* phases) {
   PhaseClock clock(phases);
@@ -850,9 +913,11 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   if (!options.baseline_cache.empty()) env["CDPLAB_BASELINE_CACHE"] = options.baseline_cache;
   std::mutex output_mutex;
   clock.lap("checks beside others");
+  std::optional<StartedAhead> ahead;
   if (options.shared_processes) {
     SharedTurn turn(options.gpu_turns);
     clock.lap(kWaitingForTheGpu);
+    ahead.emplace(runs, env, options, output_mutex);
     // A shared process ends after a check that fails or changes the device's limits: after the
     // latter, the checks it never started run here too, beside others, a process each.
     run_shared_processes(runs, env, options, [](const CheckRun& c) { return !c.alone; }, options.check_jobs,
@@ -862,10 +927,8 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   {
     AloneTurn turn(options.gpu_turns);
     clock.lap(kWaitingForTheGpu);
-    if (options.shared_processes)
-      run_shared_processes(runs, env, options, [](const CheckRun& c) { return c.alone && !is_speed(c); }, 1,
-                           /*leftovers_beside=*/false, output_mutex);
-    // What no shared process settled: a process each, those that may share the GPU several at a
+    if (ahead) ahead->run_one_at_a_time();
+    // What no process before settled: a process each, those that may share the GPU several at a
     // time, the others one after another.
     run_single_processes(runs, env, options, [](const CheckRun& c) { return !c.alone; }, options.check_jobs,
                          output_mutex);
