@@ -15,6 +15,8 @@
 /// kernel attributes) does carry over, as in any program that calls it twice. The suites that
 /// need the GPU to themselves (CDPLAB_SUITE_RUNS_ALONE) share a process the same way, one suite
 /// at a time; only a speed check always has a process of its own (a warm one times differently).
+/// Those processes start ahead, beside the checks that share the GPU, and wait at a start gate
+/// until their turn alone (check_process.h, StartGate).
 #pragma once
 
 #include "grading/grade.h"
