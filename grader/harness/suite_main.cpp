@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -89,16 +90,21 @@ DeviceCodeSources suite_device_code() {
 }
 
 /// With CDPLAB_START_GATE naming a folder (the grader started this process ahead of its turn with
-/// the GPU alone), waits until the grader opens the gate ("open" appears): true. False when it
-/// closes it instead ("closed"): then no check runs.
+/// the GPU alone), says it is ready ("ready" in the folder: CUDA started, the device code loaded)
+/// and waits until the grader opens the gate ("open" appears): true. False when it closes it
+/// instead ("closed"), when the folder is gone, or when the grader is (this process's parent
+/// changed): then no check runs.
 bool wait_at_start_gate() {
   const char* gate = std::getenv("CDPLAB_START_GATE");
   if (gate == nullptr || *gate == '\0') return true;
-  const std::string open = std::string(gate) + "/open";
-  const std::string closed = std::string(gate) + "/closed";
+  const std::string dir = gate;
+  const std::string open = dir + "/open";
+  const std::string closed = dir + "/closed";
+  const pid_t parent = ::getppid();
+  { std::ofstream(dir + "/ready") << "ready\n"; }
   for (;;) {
     if (::access(open.c_str(), F_OK) == 0) return true;
-    if (::access(closed.c_str(), F_OK) == 0) return false;
+    if (::access(closed.c_str(), F_OK) == 0 || ::access(dir.c_str(), F_OK) != 0 || ::getppid() != parent) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }

@@ -575,7 +575,7 @@ TEST_CASE("check process: the host parts' process ends with its check process, e
 // The grader starts the processes of the checks that need the GPU alone ahead of that turn
 // (grade.cpp, StartedAhead): a suite behind a closed gate ends without running a check, and one
 // behind an opened gate runs its checks as any other.
-TEST_CASE("check process: a suite behind a start gate runs its checks once the gate opens, and none once it closes") {
+TEST_CASE("check process: a suite behind a start gate says it is ready, runs its checks once the gate opens, and none once it closes") {
   namespace fs = std::filesystem;
   const fs::path dir = cdplab::testing::empty_folder(fs::path(CDPLAB_TEST_BINARY_DIR) / "work" / "start-gate");
   cdplab::grading::CheckProcess check;
@@ -601,6 +601,15 @@ TEST_CASE("check process: a suite behind a start gate runs its checks once the g
     CHECK((opened ? ran.exit_code == 0 || ran.exit_code == 77 : ran.exit_code == 0));
     const std::string events = fs::exists(results) ? cdplab::files::read_text(results) : std::string();
     CHECK((events.find("empty ranges") != std::string::npos) == opened);
+    CHECK(gate.ready());  // it said so once started, before the gate's answer
   }
   CHECK(fs::is_empty(check.scratch));  // each gate's folder is gone with it
+
+  // A gate whose folder is gone counts as closed.
+  fs::remove(results);
+  cdplab::grading::StartGate gone(check.scratch);
+  fs::remove_all(gone.dir());
+  const auto ran = cdplab::grading::run_check_process(check, {}, one_check, options, &gone);
+  CHECK(ran.exit_code == 0);
+  CHECK_FALSE(fs::exists(results));
 }

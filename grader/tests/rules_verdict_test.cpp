@@ -508,6 +508,11 @@ TEST_CASE("rule barrier_before_shared_reads: a value one thread publishes in __s
   CHECK(contains(unsynced.found, "have no __syncthreads() between them on some path"));
   CHECK(contains(unsynced.found, "the read of __shared__ memory at "));
   CHECK_FALSE(judge(rule + "\"share_totals_unsynced\"", "barriers").passed);
+  // A 64-bit value read as its upper half: the bytes overlap, though the offsets differ.
+  const RuleVerdict wide = judge(rule + "\"share_wide_half\"", "barriers");
+  INFO(wide.found);
+  CHECK(wide.passed);
+  CHECK_FALSE(judge(rule + "\"share_wide_half_unsynced\"", "barriers").passed);
   // The reads on the other side of the store's branch run between the same two barriers.
   CHECK_FALSE(judge(rule + "\"share_claimed_split_unsynced\"", "barriers").passed);
 

@@ -134,7 +134,19 @@ void StartGate::open() {
   fs::rename(dir_ / "open.part", dir_ / "open", ignored);
 }
 
-void StartGate::close() { std::ofstream(dir_ / "closed") << "closed\n"; }
+void StartGate::close() {
+  std::ofstream(dir_ / "closed") << "closed\n";
+  // A gate that cannot say so still ends its process: the suite takes a missing folder as closed.
+  if (!fs::exists(dir_ / "closed")) {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+}
+
+bool StartGate::ready() const {
+  std::error_code ignored;
+  return fs::exists(dir_ / "ready", ignored);
+}
 
 double StartGate::seconds_open() const {
   const double at = opened_at_.load();
@@ -160,7 +172,7 @@ process::Result run_check_process(const CheckProcess& check, const std::vector<s
   if (box) {
     box->read_only.insert(box->read_only.end(), check.read_only.begin(), check.read_only.end());
     box->writable.insert(box->writable.end(), check.writable.begin(), check.writable.end());
-    if (gate != nullptr) box->read_only.push_back(gate->dir().string());
+    if (gate != nullptr) box->writable.push_back(gate->dir().string());  // the suite says "ready" there
     if (!options.working_directory.empty()) box->working_directory = options.working_directory;
   }
   std::optional<HostPartsProcess> host_parts;

@@ -43,10 +43,11 @@ struct CheckProcess {
 };
 
 /// The gate of a check process started ahead of its turn (CDPLAB_START_GATE: a folder of its own
-/// under the grader's scratch folder, read-only in the box). The suite starts up (CUDA, the
-/// device code's link and load) and then waits, before its first check, until the gate opens;
-/// once closed instead it ends without running one. Starting up is most of a short check
-/// process's time: started beside other work, it is no longer spent in a turn with the GPU alone.
+/// under the grader's scratch folder, bound into the box). The suite starts up (CUDA, the device
+/// code's link and load), says it is ready, and then waits, before its first check, until the
+/// gate opens; once closed instead (or the folder gone) it ends without running one. Starting up
+/// is most of a short check process's time: started beside other work, it is no longer spent in
+/// a turn with the GPU alone.
 class StartGate {
  public:
   explicit StartGate(const std::filesystem::path& scratch);
@@ -55,6 +56,8 @@ class StartGate {
   StartGate& operator=(const StartGate&) = delete;
   void open();
   void close();
+  /// Whether the suite has started up and waits at the gate.
+  bool ready() const;
   /// Seconds since open(); 0 before.
   double seconds_open() const;
   const std::filesystem::path& dir() const { return dir_; }

@@ -850,6 +850,15 @@ class StartedAhead {
   StartedAhead& operator=(const StartedAhead&) = delete;
   ~StartedAhead() { close_the_rest(); }
 
+  /// Waits until every process has started up (it waits at its gate) or ended, for at most
+  /// `seconds` in all: their start-ups (CUDA, the device code's load) stay out of every turn alone.
+  void wait_until_started(double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (std::size_t i = 0; i < gates_.size(); ++i)
+      while (!gates_[i]->ready() && !ended_[i]->load() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+
   /// Opens the gates one at a time, each once the process before it has ended.
   void run_one_at_a_time() {
     for (std::size_t i = 0; i < waiting_.size(); ++i) {
@@ -862,25 +871,28 @@ class StartedAhead {
   void start(Pending& p, const std::vector<std::string>& checks, bool shared,
              const std::map<std::string, std::string>& env, const GradeOptions& options, std::mutex& output_mutex) {
     gates_.push_back(std::make_unique<StartGate>(p.check.scratch));
+    ended_.push_back(std::make_unique<std::atomic<bool>>(false));
     const StartGate* gate = gates_.back().get();
-    waiting_.emplace_back([&p, checks, shared, &env, &options, &output_mutex, gate] {
+    std::atomic<bool>* ended = ended_.back().get();
+    waiting_.emplace_back([&p, checks, shared, &env, &options, &output_mutex, gate, ended] {
       try {
         run_checks_in_process(p, checks, env, options, shared, output_mutex, gate);
       } catch (const std::exception& error) {  // its checks stay unsettled: they run again, alone
         std::lock_guard<std::mutex> lock(output_mutex);
         p.last_output = std::string("the suite could not be run: ") + error.what();
       }
+      ended->store(true);
     });
   }
-  /// Closes every gate not opened yet and waits for its process to end.
+  /// Closes every gate not opened yet, then waits for their processes to end.
   void close_the_rest() {
-    for (std::size_t i = 0; i < waiting_.size(); ++i) {
-      if (!waiting_[i].joinable()) continue;
-      gates_[i]->close();
-      waiting_[i].join();
-    }
+    for (std::size_t i = 0; i < waiting_.size(); ++i)
+      if (waiting_[i].joinable()) gates_[i]->close();
+    for (auto& thread : waiting_)
+      if (thread.joinable()) thread.join();
   }
   std::vector<std::unique_ptr<StartGate>> gates_;
+  std::vector<std::unique_ptr<std::atomic<bool>>> ended_;  // each process has ended
   std::vector<std::thread> waiting_;
 };
 
@@ -922,6 +934,8 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     // latter, the checks it never started run here too, beside others, a process each.
     run_shared_processes(runs, env, options, [](const CheckRun& c) { return !c.alone; }, options.check_jobs,
                          /*leftovers_beside=*/true, output_mutex);
+    // The shared turn lasts until they have started up: no start-up runs in anyone's turn alone.
+    ahead->wait_until_started(options.check_seconds);
     clock.lap("checks beside others");
   }
   {

@@ -1,6 +1,7 @@
 #include "rules/launch_graph.h"
 
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -60,6 +61,25 @@ constexpr long long kStreamTailLaunch = 3;
 constexpr long long kStreamFireAndForget = 4;
 
 constexpr unsigned kStreamNonBlocking = 1;
+
+/// Bytes one load or store moves: its type's size times its vector's length (`ld.shared.u64`: 8,
+/// `st.shared.v2.u32`: 8); 1 when the opcode names no size.
+long long access_bytes(const std::string& opcode) {
+  long long lanes = 1, bytes = 0;
+  std::size_t at = 0;
+  while (at <= opcode.size()) {
+    std::size_t end = opcode.find('.', at);
+    if (end == std::string::npos) end = opcode.size();
+    const std::string part = opcode.substr(at, end - at);
+    if (part.size() >= 2 && part[0] == 'v' && std::isdigit(static_cast<unsigned char>(part[1])))
+      lanes = std::stoll(part.substr(1));
+    else if (part.size() >= 2 && std::string("bfsu").find(part[0]) != std::string::npos &&
+             std::all_of(part.begin() + 1, part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      bytes = std::stoll(part.substr(1)) / 8;
+    at = end + 1;
+  }
+  return bytes > 0 ? bytes * lanes : 1;
+}
 
 // Instructions whose result is an address when a source is: copies and address arithmetic.
 bool derives_address(const std::string& base) {
@@ -432,6 +452,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     SharedPlace place;
     std::size_t at = 0;
     int line = 0;
+    long long bytes = 1;  // how many bytes from the place on it moves
   };
   std::vector<SharedAccess> publications, shared_loads;
   std::map<std::string, SharedPlace> place_of;  // register -> where in a __shared__ variable it points
@@ -506,7 +527,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       continue;
     }
     if (base == "ld" && ops.size() == 2) {
-      if (const auto place = shared_place(ops[1])) shared_loads.push_back({*place, at, ins.line});
+      if (const auto place = shared_place(ops[1])) shared_loads.push_back({*place, at, ins.line, access_bytes(ins.opcode)});
       const auto offset = frame.of(ops[1]);
       for (const auto& reg : ptx::registers_in(ops[0]))
         source_of[reg] = offset ? "frame " + std::to_string(*offset) + " #" + std::to_string(frame_writes[*offset])
@@ -538,7 +559,7 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       const bool shared = has_component(ins.opcode, "shared") || (target & kShared);
       if (shared) {
         if (const auto place = shared_place(ops[0]); place && place->known) {
-          publications.push_back({*place, at, ins.line});
+          publications.push_back({*place, at, ins.line, access_bytes(ins.opcode)});
           ++facts.shared_publications;
         }
         shared_store = ins.line;
@@ -653,12 +674,15 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     const auto thread = running_thread(function, events);
     for (const SharedAccess& load : shared_loads) {
       for (const SharedAccess& store : publications) {
-        // An exact place reads that byte, from anywhere in the store's stretch. A place known only
-        // from below may read any byte from there on: only a load after the store in the text
-        // counts then (an indexed read of a scan's storage before thread 0 stores its total).
-        const bool same_bytes = load.place.variable == store.place.variable &&
-                                (load.place.known ? store.place.offset == load.place.offset
-                                                  : store.place.offset >= load.place.offset && store.at < load.at);
+        // An exact place reads its bytes (a u64 read as two halves: either half), from anywhere in
+        // the store's stretch. A place known only from below may read any byte from there on: only
+        // a load after the store in the text counts then (an indexed read of a scan's storage
+        // before thread 0 stores its total).
+        const long long store_end = store.place.offset + store.bytes;
+        const bool same_bytes =
+            load.place.variable == store.place.variable &&
+            (load.place.known ? load.place.offset < store_end && store.place.offset < load.place.offset + load.bytes
+                              : store_end > load.place.offset && store.at < load.at);
         // Both in code one and the same thread runs: it reads what it wrote itself, in its order.
         const bool same_thread = thread[load.at] != kAnyThread && thread[load.at] == thread[store.at];
         if (same_bytes && !same_thread && share_a_stretch(stretches[load.at], stretches[store.at])) {
