@@ -185,6 +185,18 @@ TEST_CASE("launch tree: the grader reads it from the harness's end record, with 
   CHECK(events[0].launches[0].null_stream == 3);
   CHECK(events[0].launches[1].child.empty());
   CHECK_FALSE(events[1].launches_observed);
+
+  // Overloaded kernels keep their parameter lists, so that each has a box of its own.
+  std::ofstream(file)
+      << R"({"event":"end","check":"a","status":"passed","launches":[{"caller":"_Z6sorterPii","child":"_Z6sorterPfi","grids":2,"null":2},{"caller":"_Z6sorterPfi","child":"_Z4leafPf","grids":1,"null":1}]})"
+      << "\n";
+  const auto overloads = cdplab::grading::read_check_events(file.string());
+  REQUIRE(overloads.size() == 1);
+  REQUIRE(overloads[0].launches.size() == 2);
+  CHECK(overloads[0].launches[0].caller == "sorter(int*, int)");
+  CHECK(overloads[0].launches[0].child == "sorter(float*, int)");
+  CHECK(overloads[0].launches[1].caller == "sorter(float*, int)");
+  CHECK(overloads[0].launches[1].child == "leaf");
 }
 
 TEST_CASE("launch tree: a picture per exercise whose launches were counted, named after its file") {

@@ -23,11 +23,13 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -291,10 +293,27 @@ namespace {
 std::vector<LaunchTreeEdge> launch_tree_edges(const nlohmann::json& launches) {
   std::vector<LaunchTreeEdge> edges;
   if (!launches.is_array()) return edges;
-  const auto name = [](const nlohmann::json& edge, const char* key) {
+  const auto symbol_of = [](const nlohmann::json& edge, const char* key) {
     const auto it = edge.find(key);
-    const std::string symbol = it != edge.end() && it->is_string() ? it->get<std::string>() : "";
+    return it != edge.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const auto short_name = [](const std::string& symbol) {
     return symbol.empty() ? symbol : rules::unqualified_name(rules::qualified_name(rules::demangle(symbol)));
+  };
+  // Overloads (one name, several symbols) keep their parameter lists: a box each in the tree.
+  std::map<std::string, std::set<std::string>> symbols_named;
+  for (const auto& edge : launches)
+    if (edge.is_object())
+      for (const char* key : {"caller", "child"})
+        if (const std::string symbol = symbol_of(edge, key); !symbol.empty())
+          symbols_named[short_name(symbol)].insert(symbol);
+  const auto name = [&](const nlohmann::json& edge, const char* key) {
+    const std::string symbol = symbol_of(edge, key);
+    const std::string name = short_name(symbol);
+    if (symbol.empty() || symbols_named[name].size() < 2) return name;
+    const std::string full = rules::demangle(symbol);
+    const auto parameters = full.find('(');
+    return parameters == std::string::npos ? name : name + full.substr(parameters);
   };
   const auto count = [](const nlohmann::json& edge, const char* key) -> std::uint64_t {
     const auto it = edge.find(key);
