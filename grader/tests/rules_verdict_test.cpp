@@ -513,6 +513,13 @@ TEST_CASE("rule barrier_before_shared_reads: a value one thread publishes in __s
   INFO(wide.found);
   CHECK(wide.passed);
   CHECK_FALSE(judge(rule + "\"share_wide_half_unsynced\"", "barriers").passed);
+  // A barrier inside an `if` the whole block takes alike orders the claim for the reads after it.
+  const RuleVerdict when_needed = judge(rule + "\"share_claimed_when_needed\"", "barriers");
+  INFO(when_needed.found);
+  CHECK(when_needed.passed);
+  // A helper call orders the reads only when the helper holds a barrier.
+  CHECK_FALSE(judge(rule + "\"share_claimed_across_call\"", "barriers").passed);
+  CHECK(judge(rule + "\"share_claimed_across_barrier_call\"", "barriers").passed);
   // The reads on the other side of the store's branch run between the same two barriers.
   CHECK_FALSE(judge(rule + "\"share_claimed_split_unsynced\"", "barriers").passed);
 

@@ -313,40 +313,57 @@ std::vector<long> running_thread(const ptx::Function& function, const std::vecto
   return threads;
 }
 
-std::vector<std::vector<int>> barrier_stretches(const ptx::Function& function, const std::vector<FlowEvent>& events) {
+std::vector<Stretch> barrier_stretches(const ptx::Function& function, const std::vector<FlowEvent>& events) {
   const auto& body = function.body;
   const std::size_t n = body.size();
-  std::vector<std::set<int>> began(n);
   if (n == 0) return {};
   const auto labels = ptx::label_positions(function);
-  began[0].insert(-1);
-  std::deque<std::size_t> work{0};
-  std::vector<bool> queued(n, false);
-  queued[0] = true;
-  while (!work.empty()) {
-    const std::size_t i = work.front();
-    work.pop_front();
-    queued[i] = false;
-    const std::set<int> out =
-        events[i] == FlowEvent::barrier ? std::set<int>{static_cast<int>(i)} : began[i];
-    auto flow = [&](std::size_t to) {
-      if (to >= n) return;
-      const std::size_t size = began[to].size();
-      began[to].insert(out.begin(), out.end());
-      if (began[to].size() != size && !queued[to]) {
-        queued[to] = true;
-        work.push_back(to);
-      }
-    };
-    for (const std::size_t at : ptx::branch_targets(function, i, labels)) flow(at);
-    if (ptx::falls_through(body[i])) flow(i + 1);
+  std::vector<std::vector<std::size_t>> successors(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    successors[i] = ptx::branch_targets(function, i, labels);
+    if (ptx::falls_through(body[i]) && i + 1 < n) successors[i].push_back(i + 1);
   }
-  std::vector<std::vector<int>> stretches(n);
-  for (std::size_t i = 0; i < n; ++i) stretches[i].assign(began[i].begin(), began[i].end());
+  const auto barrier = [&](std::size_t i) { return events[i] == FlowEvent::barrier; };
+  std::vector<std::set<int>> begins(n), ends(n);
+  // Beginnings flow forward: a barrier begins the stretch after it.
+  begins[0].insert(-1);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (begins[i].empty()) continue;
+      const std::set<int> out = barrier(i) ? std::set<int>{static_cast<int>(i)} : begins[i];
+      for (const std::size_t to : successors[i]) {
+        const std::size_t size = begins[to].size();
+        begins[to].insert(out.begin(), out.end());
+        changed = changed || begins[to].size() != size;
+      }
+    }
+  }
+  // Ends flow backward: a barrier ends the stretch before it; an instruction with nowhere to go
+  // (a return, an exit), the function.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t k = n; k-- > 0;) {
+      const std::size_t size = ends[k].size();
+      if (successors[k].empty()) ends[k].insert(-2);
+      for (const std::size_t to : successors[k]) {
+        if (barrier(to)) ends[k].insert(static_cast<int>(to));
+        else ends[k].insert(ends[to].begin(), ends[to].end());
+      }
+      changed = changed || ends[k].size() != size;
+    }
+  }
+  std::vector<Stretch> stretches(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    stretches[i].begins.assign(begins[i].begin(), begins[i].end());
+    stretches[i].ends.assign(ends[i].begin(), ends[i].end());
+  }
   return stretches;
 }
 
-bool share_a_stretch(const std::vector<int>& a, const std::vector<int>& b) {
+namespace {
+/// Whether two sorted lists hold a common value.
+bool meet(const std::vector<int>& a, const std::vector<int>& b) {
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
     if (a[i] == b[j]) return true;
@@ -355,5 +372,8 @@ bool share_a_stretch(const std::vector<int>& a, const std::vector<int>& b) {
   }
   return false;
 }
+}  // namespace
+
+bool share_a_stretch(const Stretch& a, const Stretch& b) { return meet(a.begins, b.begins) && meet(a.ends, b.ends); }
 
 }  // namespace cdplab::rules

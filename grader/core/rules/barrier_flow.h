@@ -44,20 +44,29 @@ struct UnguardedLaunchSite {
 /// every thread may run counts every store since the last barrier.
 std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& function, const std::vector<FlowEvent>& events);
 
-/// For each instruction of `function`, where the stretch of code it runs in began: the block
-/// barriers (their instruction indices, -1 for the function's entry) it can be reached from with
-/// no other block barrier in between, along the control flow. Every thread of a block passes
-/// every barrier, so two instructions whose stretches began at a common barrier may run at the
-/// same time in different threads: a store in one and a load in the other are not ordered, even
-/// when they sit on the two sides of one branch. Sorted, each once.
-std::vector<std::vector<int>> barrier_stretches(const ptx::Function& function, const std::vector<FlowEvent>& events);
+/// For one instruction: the block barriers (instruction indices) where the stretch of code it runs
+/// in may begin (-1: the function's entry) and end (-2: the function's end), along the control
+/// flow with no other block barrier in between. Sorted, each once.
+struct Stretch {
+  std::vector<int> begins;
+  std::vector<int> ends;
+};
+
+/// The stretch of every instruction of `function`. CUDA asks that every thread of a block reach
+/// the same barriers (a `__syncthreads()` under a condition needs the condition alike in the whole
+/// block), so all threads run from one barrier to the same next one: two instructions whose
+/// stretches may begin at a common barrier and end at a common barrier may run at the same time
+/// in different threads, and a store in one and a load in the other are not ordered, even on the
+/// two sides of one branch.
+std::vector<Stretch> barrier_stretches(const ptx::Function& function, const std::vector<FlowEvent>& events);
 
 /// For each instruction of `function`, the one thread of the block that runs it, when the branches
 /// and guards on the way to it (and its own guard) single one out (`threadIdx.x == 0`, also
 /// behind `&&`); kAnyThread otherwise, and for code never reached.
 std::vector<long> running_thread(const ptx::Function& function, const std::vector<FlowEvent>& events);
 
-/// Whether two instructions' stretches (barrier_stretches) began at a common barrier.
-bool share_a_stretch(const std::vector<int>& a, const std::vector<int>& b);
+/// Whether two instructions may run in one stretch (barrier_stretches): a common beginning and a
+/// common end.
+bool share_a_stretch(const Stretch& a, const Stretch& b);
 
 }  // namespace cdplab::rules

@@ -119,6 +119,24 @@ bool calls_error_reader(const ptx::Module& module, const ptx::Function& function
   return false;
 }
 
+bool is_barrier(const std::string& opcode);
+
+// Whether `function` holds a block barrier, itself or in a function it calls. A call through a
+// pointer, of a function outside this PTX, or back into one being looked at may: taken as one.
+bool holds_barrier(const ptx::Module& module, const ptx::Function& function, std::set<std::string>& visiting) {
+  if (!visiting.insert(function.name).second) return true;
+  for (const auto& ins : function.body) {
+    if (is_barrier(ins.opcode)) return true;
+    if (opcode_base(ins.opcode) != "call") continue;
+    const std::string callee = ptx::call_operands(ins).callee;
+    if (callee.empty() || callee.front() == '%') return true;
+    const ptx::Function* target = module.find(callee);
+    if (target != nullptr && !target->defined) continue;  // a declaration: the runtime's own
+    if (target == nullptr || holds_barrier(module, *target, visiting)) return true;
+  }
+  return false;
+}
+
 std::string without_suffix(std::string name, std::string_view suffix) {
   if (name.size() > suffix.size() &&
       name.compare(name.size() - suffix.size(), suffix.size(), suffix.data(), suffix.size()) == 0)
@@ -455,6 +473,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     long long bytes = 1;  // how many bytes from the place on it moves
   };
   std::vector<SharedAccess> publications, shared_loads;
+  // Calls of device functions that hold no barrier: the other analyses take every call as one.
+  std::vector<std::size_t> calls_without_barrier;
   std::map<std::string, SharedPlace> place_of;  // register -> where in a __shared__ variable it points
   // Where an address operand ("[x+8]", "[%r3+4]") points, when into a __shared__ variable.
   const auto shared_place = [&](const std::string& operand) -> std::optional<SharedPlace> {
@@ -656,6 +676,8 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       warp_guarded_store = 0;
       pending_warp_private = true;
       event = FlowEvent::barrier;
+      std::set<std::string> looked_at;
+      if (!holds_barrier(module, *target, looked_at)) calls_without_barrier.push_back(at);
       std::set<std::string> visiting;  // a helper checks the error only if it reads it somewhere
       error_checks[at] = calls_error_reader(module, *target, visiting);
       facts.callees.push_back(target->name);
@@ -670,7 +692,9 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   for (const auto& site : unguarded_launches(function, events))
     facts.unguarded_launches.push_back({{site.launch_line, {}}, site.store_line});
   if (!publications.empty() && !shared_loads.empty()) {
-    const auto stretches = barrier_stretches(function, events);
+    std::vector<FlowEvent> barriers_only = events;
+    for (const std::size_t at : calls_without_barrier) barriers_only[at] = FlowEvent::none;
+    const auto stretches = barrier_stretches(function, barriers_only);
     const auto thread = running_thread(function, events);
     for (const SharedAccess& load : shared_loads) {
       for (const SharedAccess& store : publications) {
