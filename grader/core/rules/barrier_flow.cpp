@@ -228,9 +228,9 @@ struct State {
 };
 
 /// What the analysis knows before each instruction of `function`, followed along its control
-/// flow; `guards` from guard_tests.
+/// flow; `guards` from guard_tests. Without `with_stores`, only which thread runs each (cheaper).
 std::vector<State> states_before(const ptx::Function& function, const std::vector<FlowEvent>& events,
-                                 const std::vector<ThreadTest>& guards) {
+                                 const std::vector<ThreadTest>& guards, bool with_stores = true) {
   const auto& body = function.body;
   const std::size_t n = body.size();
   const auto labels = ptx::label_positions(function);
@@ -262,7 +262,7 @@ std::vector<State> states_before(const ptx::Function& function, const std::vecto
       for (const auto& [thread, line, warp_ordered] : out.stores) ordered.insert({thread, line, true});
       out.stores = std::move(ordered);
     }
-    if (events[i] == FlowEvent::store)
+    if (events[i] == FlowEvent::store && with_stores)
       out.stores.insert({narrower(one_thread(i, true), out.thread), ins.line, false});
 
     const auto targets = ptx::branch_targets(function, i, labels);
@@ -302,7 +302,7 @@ std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& functio
 
 std::vector<long> running_thread(const ptx::Function& function, const std::vector<FlowEvent>& events) {
   const auto guards = guard_tests(function);
-  const std::vector<State> before = states_before(function, events, guards);
+  const std::vector<State> before = states_before(function, events, guards, /*with_stores=*/false);
   std::vector<long> threads(before.size(), kAnyThread);
   for (std::size_t i = 0; i < before.size(); ++i) {
     if (!before[i].reached) continue;
