@@ -395,6 +395,17 @@ TEST_CASE("./cdplab stays quiet when the tool is up to date, and shows a failed 
   CHECK(first.output.find("the tool ran: list") != std::string::npos);
 }
 
+// pools' and concurrency's checks need the GPU alone: their processes start ahead and wait at a
+// start gate, made in the grader's scratch folder beside the student's own build tree too.
+TEST_CASE("cdplab check runs the checks that need the GPU alone, behind their start gates") {
+  const auto ran = cdplab_cli({"check", "pools", "concurrency", "--quiet"});
+  INFO(ran.output);
+  CHECK(ran.exit_code != 2);
+  CHECK(ran.output.find("filesystem error") == std::string::npos);  // no gate without its folder
+  CHECK(ran.output.find("points: ") != std::string::npos);
+  CHECK(ran.output.find("pools.cu") != std::string::npos);
+}
+
 TEST_CASE("cdplab alone checks the first exercise not done, and says which") {
   // Without a terminal (as here) it checks once; in one it goes on watching, as `cdplab watch`.
   const auto ran = cdplab_cli({});

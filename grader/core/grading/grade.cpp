@@ -849,8 +849,10 @@ void run_single_processes(const std::vector<Pending*>& runs, const std::map<std:
 /// speed check. Gates never opened are closed at the end, and their processes run nothing.
 class StartedAhead {
  public:
+  /// `scratch`: where the gates' folders are made (the grader's, outside every box).
   StartedAhead(const std::vector<Pending*>& runs, const std::map<std::string, std::string>& env,
-               const GradeOptions& options, std::mutex& output_mutex) {
+               const GradeOptions& options, std::mutex& output_mutex, const fs::path& scratch)
+      : scratch_(scratch) {
     try {
       for (auto* p : runs) {
         std::vector<std::string> alone;
@@ -889,7 +891,7 @@ class StartedAhead {
  private:
   void start(Pending& p, const std::vector<std::string>& checks, bool shared,
              const std::map<std::string, std::string>& env, const GradeOptions& options, std::mutex& output_mutex) {
-    gates_.push_back(std::make_unique<StartGate>(p.check.scratch));
+    gates_.push_back(std::make_unique<StartGate>(scratch_));
     ended_.push_back(std::make_unique<std::atomic<bool>>(false));
     const StartGate* gate = gates_.back().get();
     std::atomic<bool>* ended = ended_.back().get();
@@ -910,6 +912,7 @@ class StartedAhead {
     for (auto& thread : waiting_)
       if (thread.joinable()) thread.join();
   }
+  fs::path scratch_;
   std::vector<std::unique_ptr<StartGate>> gates_;
   std::vector<std::unique_ptr<std::atomic<bool>>> ended_;  // each process has ended
   std::vector<std::thread> waiting_;
@@ -948,7 +951,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   if (options.shared_processes) {
     SharedTurn turn(options.gpu_turns);
     clock.lap(kWaitingForTheGpu);
-    ahead.emplace(runs, env, options, output_mutex);
+    ahead.emplace(runs, env, options, output_mutex, beside_tree(tree, "-scratch"));
     // A shared process ends after a check that fails or changes the device's limits: after the
     // latter, the checks it never started run here too, beside others, a process each.
     run_shared_processes(runs, env, options, [](const CheckRun& c) { return !c.alone; }, options.check_jobs,
