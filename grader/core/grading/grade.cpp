@@ -780,13 +780,13 @@ void run_checks_in_process(Pending& p, const std::vector<std::string>& checks, c
 }
 
 /// Runs the checks of each suite that `grouped` picks in one process per suite (shared_process.h),
-/// `jobs` processes at a time: two checks or more. With `leftovers_beside`, a shared process that
-/// ended after checks that all passed (the last one changed the device's limits: most suites that
-/// end one so change them in most checks) leaves the checks it never started to a process each,
-/// queued as soon as it ends, beside the other suites' processes still running.
+/// `jobs` processes at a time: two checks or more. A shared process that ended after checks that
+/// all passed (the last one changed the device's limits: most suites that end one so change them
+/// in most checks) leaves the checks it never started to a process each, queued as soon as it
+/// ends, beside the other suites' processes still running.
 void run_shared_processes(const std::vector<Pending*>& runs, const std::map<std::string, std::string>& env,
                           const GradeOptions& options, const std::function<bool(const CheckRun&)>& grouped, int jobs,
-                          bool leftovers_beside, std::mutex& output_mutex) {
+                          std::mutex& output_mutex) {
   const std::string token = env.at("CDPLAB_RESULTS_TOKEN");
   // The checks of `p` that `grouped` picks, but for those named in `done`.
   const auto checks_of = [&](const Pending& p, const std::set<std::string>& done) {
@@ -819,7 +819,7 @@ void run_shared_processes(const std::vector<Pending*>& runs, const std::map<std:
     if (checks.size() < 2) continue;
     shared.push_back({[&, p, checks] {
       run_checks_in_process(*p, checks, env, options, /*shared=*/true, output_mutex);
-      return leftovers_beside ? leftovers(*p) : std::vector<Job>{};
+      return leftovers(*p);
     }});
   }
   run_work_list(std::move(shared), jobs);
@@ -955,7 +955,7 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     // A shared process ends after a check that fails or changes the device's limits: after the
     // latter, the checks it never started run here too, beside others, a process each.
     run_shared_processes(runs, env, options, [](const CheckRun& c) { return !c.alone; }, options.check_jobs,
-                         /*leftovers_beside=*/true, output_mutex);
+                         output_mutex);
     // The shared turn lasts until they have started up: no start-up runs in anyone's turn alone.
     ahead->wait_until_started(options.check_seconds);
     clock.lap("checks beside others");

@@ -228,9 +228,9 @@ struct State {
 };
 
 /// What the analysis knows before each instruction of `function`, followed along its control
-/// flow; `guards` from guard_tests. Without `with_stores`, only which thread runs each (cheaper).
+/// flow; `guards` from guard_tests.
 std::vector<State> states_before(const ptx::Function& function, const std::vector<FlowEvent>& events,
-                                 const std::vector<ThreadTest>& guards, bool with_stores = true) {
+                                 const std::vector<ThreadTest>& guards) {
   const auto& body = function.body;
   const std::size_t n = body.size();
   const auto labels = ptx::label_positions(function);
@@ -262,7 +262,7 @@ std::vector<State> states_before(const ptx::Function& function, const std::vecto
       for (const auto& [thread, line, warp_ordered] : out.stores) ordered.insert({thread, line, true});
       out.stores = std::move(ordered);
     }
-    if (events[i] == FlowEvent::store && with_stores)
+    if (events[i] == FlowEvent::store)
       out.stores.insert({narrower(one_thread(i, true), out.thread), ins.line, false});
 
     const auto targets = ptx::branch_targets(function, i, labels);
@@ -281,36 +281,29 @@ std::vector<State> states_before(const ptx::Function& function, const std::vecto
 
 }  // namespace
 
-std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& function, const std::vector<FlowEvent>& events) {
+BarrierFlow barrier_flow(const ptx::Function& function, const std::vector<FlowEvent>& events) {
   const auto& body = function.body;
   const std::size_t n = body.size();
-  std::vector<UnguardedLaunchSite> found;
-  if (n == 0) return found;
-  const std::vector<State> before = states_before(function, events, guard_tests(function));
+  BarrierFlow flow;
+  flow.running_thread.assign(n, kAnyThread);
+  if (n == 0) return flow;
+  const auto guards = guard_tests(function);
+  const std::vector<State> before = states_before(function, events, guards);
   for (std::size_t i = 0; i < n; ++i) {
-    if (events[i] != FlowEvent::launch || !before[i].reached) continue;
+    if (!before[i].reached) continue;
     const State& state = before[i];
+    // A guarded instruction that is not a branch runs in the threads its guard leaves.
+    flow.running_thread[i] =
+        ptx::transfers_control(body[i]) ? state.thread : narrower(guards[i].if_true, state.thread);
+    if (events[i] != FlowEvent::launch) continue;
     int latest = 0;
     for (const auto& [thread, line, warp_ordered] : state.stores) {
       const bool offends = state.thread == kAnyThread ? !warp_ordered : thread != state.thread;
       if (offends) latest = std::max(latest, line);
     }
-    if (latest != 0) found.push_back({body[i].line, latest});
+    if (latest != 0) flow.unguarded_launches.push_back({body[i].line, latest});
   }
-  return found;
-}
-
-std::vector<long> running_thread(const ptx::Function& function, const std::vector<FlowEvent>& events) {
-  const auto guards = guard_tests(function);
-  const std::vector<State> before = states_before(function, events, guards, /*with_stores=*/false);
-  std::vector<long> threads(before.size(), kAnyThread);
-  for (std::size_t i = 0; i < before.size(); ++i) {
-    if (!before[i].reached) continue;
-    // A guarded instruction that is not a branch runs in the threads its guard leaves.
-    const bool branch = ptx::transfers_control(function.body[i]);
-    threads[i] = branch ? before[i].thread : narrower(guards[i].if_true, before[i].thread);
-  }
-  return threads;
+  return flow;
 }
 
 std::vector<Stretch> barrier_stretches(const ptx::Function& function, const std::vector<FlowEvent>& events) {

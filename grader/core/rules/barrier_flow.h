@@ -39,10 +39,19 @@ struct UnguardedLaunchSite {
   int store_line = 0;   ///< PTX line of the latest such store
 };
 
-/// The launches of `function` that a store of another thread may reach with no barrier in
-/// between; `events` holds one entry per instruction of `function.body`. A launch in code that
-/// every thread may run counts every store since the last barrier.
-std::vector<UnguardedLaunchSite> unguarded_launches(const ptx::Function& function, const std::vector<FlowEvent>& events);
+/// What the analysis of one function's control flow finds.
+struct BarrierFlow {
+  /// The launches that a store of another thread may reach with no barrier in between. A launch
+  /// in code that every thread may run counts every store since the last barrier.
+  std::vector<UnguardedLaunchSite> unguarded_launches;
+  /// For each instruction, the one thread of the block that runs it, when the branches and guards
+  /// on the way to it (and its own guard) single one out (`threadIdx.x == 0`, also behind `&&`);
+  /// kAnyThread otherwise, and for code never reached.
+  std::vector<long> running_thread;
+};
+
+/// The analysis of `function`; `events` holds one entry per instruction of `function.body`.
+BarrierFlow barrier_flow(const ptx::Function& function, const std::vector<FlowEvent>& events);
 
 /// For one instruction: the block barriers (instruction indices) where the stretch of code it runs
 /// in may begin (-1: the function's entry) and end (-2: the function's end), along the control
@@ -59,11 +68,6 @@ struct Stretch {
 /// in different threads, and a store in one and a load in the other are not ordered, even on the
 /// two sides of one branch.
 std::vector<Stretch> barrier_stretches(const ptx::Function& function, const std::vector<FlowEvent>& events);
-
-/// For each instruction of `function`, the one thread of the block that runs it, when the branches
-/// and guards on the way to it (and its own guard) single one out (`threadIdx.x == 0`, also
-/// behind `&&`); kAnyThread otherwise, and for code never reached.
-std::vector<long> running_thread(const ptx::Function& function, const std::vector<FlowEvent>& events);
 
 /// Whether two instructions may run in one stretch (barrier_stretches): a common beginning and a
 /// common end.

@@ -689,13 +689,14 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     }
     params.clear();
   }
-  for (const auto& site : unguarded_launches(function, events))
+  const BarrierFlow flow = barrier_flow(function, events);
+  for (const auto& site : flow.unguarded_launches)
     facts.unguarded_launches.push_back({{site.launch_line, {}}, site.store_line});
   if (!publications.empty() && !shared_loads.empty()) {
     std::vector<FlowEvent> barriers_only = events;
     for (const std::size_t at : calls_without_barrier) barriers_only[at] = FlowEvent::none;
     const auto stretches = barrier_stretches(function, barriers_only);
-    const auto thread = running_thread(function, events);
+    const auto& thread = flow.running_thread;
     for (const SharedAccess& load : shared_loads) {
       for (const SharedAccess& store : publications) {
         // An exact place reads its bytes (a u64 read as two halves: either half), from anywhere in
