@@ -24,8 +24,8 @@ void expect_launches_at_most(unsigned long long expected, const std::string& one
   const auto launches = device_runtime_counts().launches;
   CHECK_MESSAGE(launches <= expected,
                 "the run made " << launches << " device-side launches (counted by the grader as the device code "
-                                << "made them) where the lesson asks for " << expected << ": one per " << one_per
-                                << ". A child launched twice, or by more than one thread, gives the same output at "
+                                << "made them) where the lesson allows at most " << expected << ": one per "
+                                << one_per << ". A child launched twice, or by more than one thread, gives the same output at "
                                    "twice the cost, and holds twice the pending launch pool");
 }
 
@@ -33,8 +33,8 @@ void expect_launches_at_least(unsigned long long expected, const std::string& on
   const auto launches = device_runtime_counts().launches;
   CHECK_MESSAGE(launches >= expected,
                 "the run made " << launches << " device-side launches (counted by the grader as the device code "
-                                << "made them) where the lesson asks for " << expected << ": one per " << one_per
-                                << ". Work the lesson gives to a child grid was done another way (by the parent "
+                                << "made them) where the lesson asks for at least " << expected << ": one per "
+                                << one_per << ". Work the lesson gives to a child grid was done another way (by the parent "
                                    "thread itself, say): the output is right, but the exercise is the launch");
 }
 

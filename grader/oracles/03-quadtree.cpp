@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace cdplab::oracle::quadtree {
@@ -226,6 +227,14 @@ Quadtree build_quadtree_cpu(const std::vector<float>& x, const std::vector<float
 
 std::size_t internal_nodes(const Quadtree& tree) {
   return static_cast<std::size_t>(std::count_if(tree.nodes.begin(), tree.nodes.end(), [](const QuadtreeNode& n) { return !n.leaf; }));
+}
+
+std::size_t split_parents(const Quadtree& tree) {
+  std::unordered_set<int> parents;
+  for (const QuadtreeNode& node : tree.nodes) {
+    if (!node.leaf && node.id > 0) parents.insert((node.id - 1) / 4);
+  }
+  return parents.size();
 }
 
 // ----- judging -------------------------------------------------------------------------

@@ -54,6 +54,10 @@ Quadtree build_quadtree_cpu(const std::vector<float>& x, const std::vector<float
 /// How many nodes of `tree` are not leaves (each one is a device-side launch on the GPU).
 std::size_t internal_nodes(const Quadtree& tree);
 
+/// How many split nodes of `tree` have a split child: the nodes whose children's grid must be
+/// launched for the tree to grow below them, whatever a build does for children that are leaves.
+std::size_t split_parents(const Quadtree& tree);
+
 // ----- judging -------------------------------------------------------------------------
 
 /// How judge_quadtree checks that the points returned are the input's, reordered.

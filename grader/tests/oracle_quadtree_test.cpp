@@ -108,6 +108,26 @@ TEST_CASE("oracle quadtree inputs are what they claim") {
   CHECK(oracle::internal_nodes(oracle::build_quadtree_cpu(many.x, many.y, kBounds, QuadtreeParams{8, 16})) > 2048);
 }
 
+TEST_CASE("oracle quadtree counts the split nodes that must launch a grid") {
+  const Box unit{0.0f, 0.0f, 1.0f, 1.0f};
+  // One point, split down to depth 3: the root and level 1 have a split child, level 2 does not.
+  const oracle::Points one{{0.1f}, {0.1f}};
+  const Quadtree path = oracle::build_quadtree_cpu(one.x, one.y, unit, QuadtreeParams{3, 0});
+  CHECK(oracle::internal_nodes(path) == 3);
+  CHECK(oracle::split_parents(path) == 2);
+  // A root whose children are all leaves launches nothing it must; a single leaf, nothing at all.
+  const Quadtree flat = oracle::build_quadtree_cpu(one.x, one.y, unit, QuadtreeParams{1, 0});
+  CHECK(oracle::internal_nodes(flat) == 1);
+  CHECK(oracle::split_parents(flat) == 0);
+  CHECK(oracle::split_parents(oracle::build_quadtree_cpu({}, {}, unit, QuadtreeParams{})) == 0);
+  // In a full tree of depth 2, the root is the only parent of split nodes.
+  cdplab::Random rng(8);
+  const auto many = oracle::uniform_points(rng, 20000, unit);
+  const Quadtree full = oracle::build_quadtree_cpu(many.x, many.y, unit, QuadtreeParams{2, 0});
+  CHECK(oracle::internal_nodes(full) == 5);
+  CHECK(oracle::split_parents(full) == 1);
+}
+
 TEST_CASE("oracle quadtree accepts another valid tree") {
   Case c = uniform_case();
   Quadtree other = c.tree;

@@ -34,9 +34,17 @@ const std::string kLaunchAdvice =
     ". Every grid launched from the GPU stays pending until everything below it has finished; the host "
     "sizes cudaLimitDevRuntimePendingLaunchCount for the tree before the root is launched";
 
+/// Judges the tree, then the launches its build made: each split node launches at most one grid
+/// (its four children's, never one per child), and a split node with a split child must launch
+/// it, so no node's subtree is built by its parent without a launch. A node whose children are
+/// all leaves may launch or not (a grid that only copies points back to buffer 0).
 void judge(const oracle::Points& points, const Box& bounds, const QuadtreeParams& params, const Quadtree& tree) {
   const auto verdict = oracle::judge_quadtree(points.x, points.y, bounds, params, tree);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  if (!verdict.ok) return;
+  cdplab::harness::expect_launches_at_most(oracle::internal_nodes(tree), "split node (one grid for its four children)");
+  cdplab::harness::expect_launches_at_least(oracle::split_parents(tree),
+                                            "split node with a split child (the grid that builds its children)");
 }
 
 /// Builds the tree of `points` with the host-vector entry point and judges it.
