@@ -612,4 +612,14 @@ TEST_CASE("check process: a suite behind a start gate says it is ready, runs its
   const auto ran = cdplab::grading::run_check_process(check, {}, one_check, options, &gone);
   CHECK(ran.exit_code == 0);
   CHECK_FALSE(fs::exists(results));
+
+  // A gate that cannot be opened says so (here its folder became a file, which no one can write
+  // into, whatever their rights), and closing it then removes what is left.
+  cdplab::grading::StartGate unwritable(check.scratch);
+  fs::remove_all(unwritable.dir());
+  std::ofstream(unwritable.dir()) << "not a folder\n";
+  CHECK_FALSE(unwritable.open());
+  unwritable.close();
+  CHECK_FALSE(fs::exists(unwritable.dir()));
+  CHECK(fs::is_empty(check.scratch));
 }

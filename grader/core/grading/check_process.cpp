@@ -127,20 +127,19 @@ StartGate::~StartGate() {
   fs::remove_all(dir_, ignored);
 }
 
-void StartGate::open() {
+bool StartGate::open() {
   opened_at_.store(seconds_now());
   std::ofstream(dir_ / "open.part") << "open\n";
   std::error_code ignored;
   fs::rename(dir_ / "open.part", dir_ / "open", ignored);
+  return fs::exists(dir_ / "open", ignored);
 }
 
 void StartGate::close() {
   std::ofstream(dir_ / "closed") << "closed\n";
   // A gate that cannot say so still ends its process: the suite takes a missing folder as closed.
-  if (!fs::exists(dir_ / "closed")) {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
+  std::error_code ignored;
+  if (!fs::exists(dir_ / "closed", ignored)) fs::remove_all(dir_, ignored);
 }
 
 bool StartGate::ready() const {

@@ -54,7 +54,9 @@ class StartGate {
   ~StartGate();  ///< removes the folder
   StartGate(const StartGate&) = delete;
   StartGate& operator=(const StartGate&) = delete;
-  void open();
+  /// Opens the gate; false when it could not say so (a full disk, a folder gone): the caller
+  /// closes it instead, so that its process ends at once rather than at its time limit.
+  bool open();
   void close();
   /// Whether the suite has started up and waits at the gate.
   bool ready() const;
