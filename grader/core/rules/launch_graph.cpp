@@ -62,21 +62,34 @@ constexpr long long kStreamFireAndForget = 4;
 
 constexpr unsigned kStreamNonBlocking = 1;
 
-/// Bytes one load or store moves: its type's size times its vector's length (`ld.shared.u64`: 8,
-/// `st.shared.v2.u32`: 8); 1 when the opcode names no size.
+/// Bytes one load, store or atomic moves: its type's size times its vector's length
+/// (`ld.shared.u64`: 8, `st.shared.v2.u32`: 8, `atom.shared.add.noftz.bf16x2`: 4); 1 when the
+/// opcode names no size.
 long long access_bytes(const std::string& opcode) {
+  const auto digits = [](const std::string& text) {
+    return !text.empty() &&
+           std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  };
   long long lanes = 1, bytes = 0;
   std::size_t at = 0;
   while (at <= opcode.size()) {
     std::size_t end = opcode.find('.', at);
     if (end == std::string::npos) end = opcode.size();
-    const std::string part = opcode.substr(at, end - at);
-    if (part.size() >= 2 && part[0] == 'v' && std::isdigit(static_cast<unsigned char>(part[1])))
-      lanes = std::stoll(part.substr(1));
-    else if (part.size() >= 2 && std::string("bfsu").find(part[0]) != std::string::npos &&
-             std::all_of(part.begin() + 1, part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      bytes = std::stoll(part.substr(1)) / 8;
+    std::string part = opcode.substr(at, end - at);
     at = end + 1;
+    if (part.size() >= 2 && part[0] == 'v' && digits(part.substr(1))) {
+      lanes = std::stoll(part.substr(1));
+      continue;
+    }
+    // A type: b, f, s, u or bf, its bits, and for packed types xN (f16x2, bf16x2).
+    long long packed = 1;
+    if (const auto x = part.find('x'); x != std::string::npos && digits(part.substr(x + 1))) {
+      packed = std::stoll(part.substr(x + 1));
+      part.resize(x);
+    }
+    const std::size_t letters = part.rfind("bf", 0) == 0 ? 2 : 1;
+    if (part.size() > letters && std::string("bfsu").find(part[0]) != std::string::npos && digits(part.substr(letters)))
+      bytes = std::stoll(part.substr(letters)) / 8 * packed;
   }
   return bytes > 0 ? bytes * lanes : 1;
 }
