@@ -4,6 +4,7 @@
 // points of a leaf come in; the speed check compares the device entry point with the reference
 // solution's on the same inputs.
 #include "harness.h"
+#include "launch_pool_stress.h"
 #include "speed.h"
 
 #include "03-quadtree.h"
@@ -45,6 +46,7 @@ void judge(const oracle::Points& points, const Box& bounds, const QuadtreeParams
   cdplab::harness::expect_launches_at_most(oracle::internal_nodes(tree), "split node (one grid for its four children)");
   cdplab::harness::expect_launches_at_least(oracle::split_parents(tree),
                                             "split node with a split child (the grid that builds its children)");
+  cdplab::harness::expect_pool_holds_every_launch("reserve_quadtree_launches");
 }
 
 /// Builds the tree of `points` with the host-vector entry point and judges it.

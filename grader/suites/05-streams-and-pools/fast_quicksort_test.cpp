@@ -60,6 +60,7 @@ cdplab::streams::FastSortStats expect_sorted(const std::vector<int>& input, cons
   }
   const auto verdict = oracle::judge_fast_sort_run(input, run);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  if (verdict.ok) cdplab::harness::expect_pool_holds_every_launch("reserve_fast_sort_launches");
   return run.stats;
 }
 

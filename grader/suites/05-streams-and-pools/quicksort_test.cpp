@@ -44,6 +44,7 @@ void expect_sorted(const std::vector<int>& input, const std::string& what) {
   }
   const auto verdict = oracle::judge_sort_run(input, run);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  if (verdict.ok) cdplab::harness::expect_pool_holds_every_launch("reserve_sort_launches");
 }
 
 /// `count` values rising from a seeded base: the base may be negative.
