@@ -150,6 +150,11 @@ void expect_tessellation(std::vector<Line> lines, const Tessellation& t, bool ex
   work.run();
   const Verdict verdict = work.judge();
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  // The launches the grader saw: every line has vertices, so every parent block launches one grid.
+  if (verdict.ok) {
+    cdplab::harness::expect_launches_exactly(blocks_for(work.n),
+                                             "parent block (thread 0 launches one grid for all of its lines)");
+  }
   if (!expect_grids) return;
   const unsigned ran = work.child_grids_ran();
   const unsigned expected = blocks_for(work.n);
