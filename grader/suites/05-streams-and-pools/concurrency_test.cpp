@@ -35,6 +35,7 @@ std::vector<Span> run_children(LaunchStrategy strategy, unsigned blocks, unsigne
                                                                         : LaunchStream::fire_and_forget;
   cdplab::harness::expect_every_launch_into(into, std::string("the ") + cdplab::streams::to_string(strategy) +
                                                       " strategy");
+  cdplab::harness::expect_launches_exactly(static_cast<unsigned long long>(blocks) * threads, "parent thread");
   return spans;
 }
 
