@@ -36,6 +36,7 @@ PoolRun expect_every_child_ran(unsigned children, std::size_t start_pool = verdi
                                 : "this run started from a pool of " + std::to_string(start_pool) +
                                       " entries, as another part of a program may leave it: ";
   CHECK_MESSAGE(verdict.ok, start << verdict.message);
+  if (verdict.ok) cdplab::harness::expect_launches_exactly(children, "child (one thread launches each)");
   return run;
 }
 
