@@ -158,6 +158,8 @@ void expect_scaled(std::vector<Line> lines, ChildStream stream, const Tessellati
     cdplab::harness::expect_every_launch_into(
         stream == ChildStream::named ? cdplab::harness::LaunchStream::named : cdplab::harness::LaunchStream::fire_and_forget,
         stream_name(stream));
+    // Every line got its buffer and vertices: one child each, none written by its parent.
+    cdplab::harness::expect_launches_exactly(static_cast<unsigned long long>(work.n), "line");
     cdplab::harness::expect_pool_holds_every_launch("reserve_tessellation_resources");
   }
   cdplab::harness::release_after_check([&] { cdplab::bezier::free_scaled_vertices(work.device.out.data(), work.n); });
