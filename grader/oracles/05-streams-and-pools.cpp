@@ -50,18 +50,33 @@ int model_partition(std::vector<int>& data, int left, int right) {
   }
 }
 
-/// The recursion of the exercise on the model partition, without sorting the small ranges:
-/// records the longest range that reaches kQuicksortMaxDepth above kBlockSortSize.
-void model_recursion(std::vector<int>& data, int left, int right, int depth, std::size_t& longest) {
+/// What the model recursion saw: the longest range that reached kQuicksortMaxDepth above
+/// kBlockSortSize, and how many ranges it partitioned.
+struct ModelRun {
+  std::size_t longest = 0;
+  std::size_t partitions = 0;
+};
+
+/// The recursion of the exercise on the model partition, without sorting the small ranges.
+void model_recursion(std::vector<int>& data, int left, int right, int depth, ModelRun& run) {
   const auto count = static_cast<std::size_t>(right - left + 1);
   if (count <= kBlockSortSize) return;
   if (depth >= kQuicksortMaxDepth) {
-    longest = std::max(longest, count);
+    run.longest = std::max(run.longest, count);
     return;
   }
+  ++run.partitions;
   const int split = model_partition(data, left, right);
-  model_recursion(data, left, split, depth + 1, longest);
-  model_recursion(data, split + 1, right, depth + 1, longest);
+  model_recursion(data, left, split, depth + 1, run);
+  model_recursion(data, split + 1, right, depth + 1, run);
+}
+
+ModelRun run_model(const std::vector<int>& values) {
+  ModelRun run;
+  if (values.empty()) return run;
+  std::vector<int> data = values;
+  model_recursion(data, 0, static_cast<int>(data.size()) - 1, 0, run);
+  return run;
 }
 
 /// The first index where `values` decreases (values[i] > values[i + 1]); size() when sorted.
@@ -184,13 +199,9 @@ std::size_t max_sort_grids(std::size_t n) {
   return 1 + 2 * most_ranges_above(n, kBlockSortSize, kQuicksortMaxDepth);
 }
 
-std::size_t largest_range_at_depth_limit(const std::vector<int>& values) {
-  if (values.empty()) return 0;
-  std::vector<int> data = values;
-  std::size_t longest = 0;
-  model_recursion(data, 0, static_cast<int>(data.size()) - 1, 0, longest);
-  return longest;
-}
+std::size_t largest_range_at_depth_limit(const std::vector<int>& values) { return run_model(values).longest; }
+
+std::size_t model_sort_launches(const std::vector<int>& values) { return 2 * run_model(values).partitions; }
 
 // ----- quicksort: judging ---------------------------------------------------------------
 

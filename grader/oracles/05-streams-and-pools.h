@@ -49,6 +49,10 @@ std::size_t max_sort_grids(std::size_t n);
 /// depth-limit fallback has to sort (0 when the recursion never gets that deep).
 std::size_t largest_range_at_depth_limit(const std::vector<int>& values);
 
+/// The device-side launches the exercise's recursion makes on `values` with the given partition
+/// (the model above): two for each range it partitions.
+std::size_t model_sort_launches(const std::vector<int>& values);
+
 // ----- quicksort: judging ---------------------------------------------------------------
 
 /// Judges a sorted array against std::sort of the input. The message names the first index

@@ -79,6 +79,26 @@ TEST_CASE("oracle streams organ pipes drive the given partition to the depth lim
   CHECK(oracle::largest_range_at_depth_limit({}) == 0);
 }
 
+TEST_CASE("oracle streams counts the launches of the given partition's recursion") {
+  const auto ascending = [](std::size_t n) {
+    std::vector<int> values(n);
+    for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<int>(i) - 1000;
+    return values;
+  };
+  // Sorted values split in the middle: ranges of kBlockSortSize + 1 at level 3 still split, so
+  // 15 ranges partition, two launches each; one value fewer at the top, and level 3 no longer does.
+  const std::size_t balanced = std::size_t{kBlockSortSize + 1} << 3;
+  CHECK(oracle::model_sort_launches(ascending(balanced)) == 30);
+  CHECK(oracle::model_sort_launches(ascending(balanced - 8)) == 14);
+  CHECK(oracle::model_sort_launches(ascending(kBlockSortSize)) == 0);
+  CHECK(oracle::model_sort_launches(ascending(kBlockSortSize + 1)) == 2);
+  CHECK(oracle::model_sort_launches({}) == 0);
+  // The input of quicksort's check "sorted" that the pool must hold: 16382 launches.
+  CHECK(oracle::model_sort_launches(ascending(std::size_t{kBlockSortSize + 1} << 12)) == 2 * ((1u << 13) - 1));
+  // Within the bound the pool is sized from, which counts launches no input may reach.
+  CHECK(oracle::model_sort_launches(ascending(balanced)) <= oracle::max_sort_grids(balanced) - 1);
+}
+
 TEST_CASE("oracle streams bounds the grids of a sort") {
   CHECK(oracle::max_sort_grids(0) == 1);
   CHECK(oracle::max_sort_grids(kBlockSortSize) == 1);
