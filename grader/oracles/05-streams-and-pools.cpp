@@ -149,15 +149,6 @@ float expected_output(const std::vector<float>& values, std::size_t item, std::s
   return values[item] * static_cast<float>(k + 1);
 }
 
-const char* group_word(Aggregation how) {
-  switch (how) {
-    case Aggregation::per_thread: return "item";
-    case Aggregation::per_warp: return "warp";
-    case Aggregation::per_block: return "parent block";
-  }
-  return "group";
-}
-
 }  // namespace
 
 // ----- quicksort: inputs ----------------------------------------------------------------
@@ -332,6 +323,15 @@ Verdict judge_fast_sort_run(const std::vector<int>& input, const FastSortRun& ru
 }
 
 // ----- aggregation ----------------------------------------------------------------------
+
+const char* group_word(Aggregation how) {
+  switch (how) {
+    case Aggregation::per_thread: return "item";
+    case Aggregation::per_warp: return "warp";
+    case Aggregation::per_block: return "parent block";
+  }
+  return "group";
+}
 
 std::size_t items_per_child(Aggregation how) {
   switch (how) {

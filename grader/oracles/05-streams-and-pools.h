@@ -93,6 +93,9 @@ constexpr std::size_t kItemsPerWarp = 32;
 /// How many consecutive items one child grid of `how` covers: 1, a warp, a parent block.
 std::size_t items_per_child(Aggregation how);
 
+/// What one child grid serves under `how`, for messages: "item", "warp" or "parent block".
+const char* group_word(Aggregation how);
+
 /// `count` output counts uniform in [0, max_count].
 std::vector<unsigned> random_counts(Random& rng, std::size_t count, unsigned max_count);
 

@@ -48,9 +48,8 @@ ExpandRun expect_expansion(const std::vector<unsigned>& counts, const std::vecto
   // The launches the grader saw, beside the grids the children counted themselves: one per group
   // of items with work, none for a group without.
   if (verdict.ok) {
-    const std::string group = how == Aggregation::per_block ? "block" : how == Aggregation::per_warp ? "warp" : "item";
     cdplab::harness::expect_launches_exactly(oracle::groups_with_work(counts, oracle::items_per_child(how)),
-                                             group + " whose items have outputs");
+                                             std::string(oracle::group_word(how)) + " whose items have outputs");
   }
   return run;
 }
