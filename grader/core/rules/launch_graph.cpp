@@ -4,6 +4,7 @@
 #include <cctype>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -108,46 +109,45 @@ bool may_read_launch_error(const std::string& callee) {
          callee.find("record_device_todo") == std::string::npos;
 }
 
-bool calls_error_reader(const ptx::Module& module, const ptx::Function& function, std::set<std::string>& visiting);
-
-// Whether a call of `callee` may read a launch's error: a function outside this PTX unless
-// may_read_launch_error() knows it does not, a function defined here only when it (or a function
-// it calls) does. A recursive call is taken to read it, as the analysis cannot tell.
-bool call_may_read_error(const ptx::Module& module, const std::string& callee, std::set<std::string>& visiting) {
-  if (callee == kGetLastError || callee == kPeekAtLastError) return true;
-  const ptx::Function* target = module.find(callee);
-  if (target == nullptr || !target->defined) return may_read_launch_error(callee);
-  return calls_error_reader(module, *target, visiting);
-}
-
-bool calls_error_reader(const ptx::Module& module, const ptx::Function& function, std::set<std::string>& visiting) {
+// Whether `function`, or a function it calls, may do something: `does` says it of an instruction
+// of a body, `outside` of a call of a function this PTX does not define. A call through a pointer,
+// or back into a function being looked at, is taken to do it: the analysis cannot tell.
+bool may_do(const ptx::Module& module, const ptx::Function& function, std::set<std::string>& visiting,
+            const std::function<bool(const ptx::Instruction&)>& does,
+            const std::function<bool(const std::string&)>& outside) {
   if (!visiting.insert(function.name).second) return true;
   for (const auto& ins : function.body) {
-    if (opcode_base(ins.opcode) != "call") continue;
-    const ptx::CallOperands call = ptx::call_operands(ins);
-    const std::string callee = call.callee;
-    if (callee.empty() || callee.front() == '%') return true;  // through a pointer: it may
-    if (call_may_read_error(module, callee, visiting)) return true;
-  }
-  return false;
-}
-
-bool is_barrier(const std::string& opcode);
-
-// Whether `function` holds a block barrier, itself or in a function it calls. A call through a
-// pointer, of a function outside this PTX, or back into one being looked at may: taken as one.
-bool holds_barrier(const ptx::Module& module, const ptx::Function& function, std::set<std::string>& visiting) {
-  if (!visiting.insert(function.name).second) return true;
-  for (const auto& ins : function.body) {
-    if (is_barrier(ins.opcode)) return true;
+    if (does(ins)) return true;
     if (opcode_base(ins.opcode) != "call") continue;
     const std::string callee = ptx::call_operands(ins).callee;
     if (callee.empty() || callee.front() == '%') return true;
     const ptx::Function* target = module.find(callee);
-    if (target != nullptr && !target->defined) continue;  // a declaration: the runtime's own
-    if (target == nullptr || holds_barrier(module, *target, visiting)) return true;
+    const bool may = target == nullptr || !target->defined ? outside(callee)
+                                                           : may_do(module, *target, visiting, does, outside);
+    if (may) return true;
   }
   return false;
+}
+
+// Whether a call of `function` may read a launch's error: it, or a function it calls, calls
+// cudaGetLastError() or cudaPeekAtLastError(), or a function outside this PTX that
+// may_read_launch_error() does not know to leave the error alone.
+bool calls_error_reader(const ptx::Module& module, const ptx::Function& function, std::set<std::string>& visiting) {
+  return may_do(
+      module, function, visiting, [](const ptx::Instruction&) { return false; },
+      [](const std::string& callee) {
+        return callee == kGetLastError || callee == kPeekAtLastError || may_read_launch_error(callee);
+      });
+}
+
+bool is_barrier(const std::string& opcode);
+
+// Whether `function` holds a block barrier, itself or in a function it calls. A call of a function
+// this PTX only declares is the runtime's own and holds none; one it does not know at all may.
+bool holds_barrier(const ptx::Module& module, const ptx::Function& function, std::set<std::string>& visiting) {
+  return may_do(
+      module, function, visiting, [](const ptx::Instruction& ins) { return is_barrier(ins.opcode); },
+      [&module](const std::string& callee) { return module.find(callee) == nullptr; });
 }
 
 std::string without_suffix(std::string name, std::string_view suffix) {
