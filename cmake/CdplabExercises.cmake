@@ -192,13 +192,20 @@ endfunction()
 # target in this tree, or either to "" when there is none (one from a grading kit has no target
 # here: the kit's tree builds it). A tree using a grading kit takes the kit's; a build of
 # solutions/ is otherwise its own grading suite unless the exercise has host parts; a copy without solutions/
-# (a student release) has none and needs none: `cdplab check` runs the student's own suite. None
-# is part of ALL; the grading kit's target builds them all.
+# (a student release) links the starters as released instead (below). None is part of ALL; the
+# grading kit's target builds them all.
 function(cdplab_reference_suite chapter stem suite_target checks_target support_target oracle_target
          host_parts_proxy out target_out)
   set(${out} "" PARENT_SCOPE)
   set(${target_out} "" PARENT_SCOPE)
   set(reference_source "${PROJECT_SOURCE_DIR}/solutions/${chapter}/${stem}.cu")
+  # A student release has no solutions/ but the starters as released (starter/originals): their
+  # host code is the workbook's, since no BEGIN SOLUTION region lies outside a host part
+  # (docs/authoring.md), so a grading suite linked against them runs the same host code as one
+  # linked against solutions/, and `cdplab check` grades there as `cdplab grade` does.
+  if(NOT EXISTS "${reference_source}")
+    set(reference_source "${PROJECT_SOURCE_DIR}/starter/originals/${chapter}/${stem}.cu")
+  endif()
   file(REAL_PATH "${CDPLAB_EXERCISE_DIR}" exercise_dir)
   file(REAL_PATH "${PROJECT_SOURCE_DIR}/solutions" solutions_dir)
   # The kit's first: a grading runs its suites in the check box, which shows the kit's tree and

@@ -33,8 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uint64_t kPracticeSeed = 20260101;  // the suites' own default (harness.h)
-
 std::string render(const grading::GradeReport& report, const std::string& format, bool color, bool verbose,
                    const std::string& visibility) {
   if (format == "terminal") return report::render_terminal(report, {color, verbose, report::terminal_width()});
@@ -85,6 +83,8 @@ bool index_is_stale(const grading::BuildTree& tree, const std::vector<const mani
   return false;
 }
 
+}  // namespace
+
 grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_seed) {
   grading::GradeOptions options;
   options.seed = args.seed.value_or(default_seed);
@@ -106,11 +106,11 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
 /// configures. Without a kit, grading still works outside the box: each tree compiles the grader
 /// itself. In the box it cannot: such a tree would compile the reference twins from solutions/,
 /// which the box does not show, so `boxed` makes a missing kit a UsageError.
-void use_grading_kit(Context& ctx, bool quiet, bool boxed = false) {
+void use_grading_kit(Context& ctx, bool quiet, bool boxed) {
   if (!quiet) std::cerr << "cdplab: building the grader once for every submission (target cdplab_grading_kit)\n";
   const grading::BuildTree own(ctx.root, ctx.own_build, ctx.toolchain);
   std::string problem;
-  ctx.toolchain.cache_args.push_back(own.prepare_grading_kit(problem));
+  ctx.toolchain.cache_args.push_back(own.prepare_grading_kit(problem));  // one process at a time (a lock in the tree)
   if (!problem.empty() && boxed)
     throw UsageError("grading in the sandbox needs the grading kit, and " + problem +
                      "\nfix the kit's build, or grade with --no-sandbox on a machine given only to grading");
@@ -140,8 +140,6 @@ std::optional<sandbox::Kit> grading_sandbox(const Context& ctx, const GradeArgs&
   }
   return sandbox::Kit{ctx.root, ctx.own_build};
 }
-
-}  // namespace
 
 grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises,
                                  bool show_build_progress) {
@@ -179,17 +177,30 @@ int run_check(Context& ctx, const GradeArgs& args) {
 
 grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tree,
                                      const std::vector<const manifest::Exercise*>& exercises, const GradeArgs& args) {
-  auto report = grading::grade_all(exercises, tree, options_for(args, kPracticeSeed), tree.exercise_dir());
-  report.tool_version = build_config::kVersion;
+  // One way to run a check: on the trusted host (the workbook's host code, the student's device
+  // code and host parts), here or on the course's GPUs, as `cdplab grade` runs it.
+  grading::GradeReport report;
+  const auto remote = remote_for_check(ctx, exercises, args);
+  if (remote) {
+    report = check_remotely(ctx, *remote, tree, exercises, args);
+  } else {
+    auto options = options_for(args, kPracticeSeed);
+    options.trusted_host = true;
+    report = grading::grade_all(exercises, tree, options, tree.exercise_dir());
+    report.tool_version = build_config::kVersion;
+  }
 
+  // Matched by id: a remote's workbook lists the same exercises, but need not in this order.
   Progress progress(ctx.own_build);
-  for (std::size_t i = 0; i < exercises.size(); ++i)
-    progress.record(report.exercises[i], read_text(fs::path(tree.exercise_dir()) / exercises[i]->path()));
+  for (const auto* e : exercises)
+    for (const auto& result : report.exercises)
+      if (result.id == e->id && result.chapter == e->chapter)
+        progress.record(result, read_text(fs::path(tree.exercise_dir()) / e->path()));
   progress.save();
 
   emit(report, args, ctx);
   if (args.format == "terminal" && args.output.empty()) {
-    // Host code a grading runs as the workbook gives it: a change there counts here, not there.
+    // Host code a grading runs as the workbook gives it: a change there is not graded.
     for (const auto* e : exercises) {
       const std::string starter = starter_text(ctx, *e);
       const fs::path file = fs::path(tree.exercise_dir()) / e->path();
@@ -198,18 +209,21 @@ grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tre
       if (changed.empty()) continue;
       std::cout << "\nnote: " << e->path() << " changes given host code:\n";
       for (const auto& header : changed) std::cout << "  " << header << "\n";
-      std::cout << "  `cdplab check` runs your copy; `cdplab grade` runs the workbook's. What is graded as yours: "
-                   "kernels, device functions and host parts (CDPLAB_HOST_PART, cdplab/host_part.h).\n";
+      std::cout << "  check and grade run the workbook's host code, not your copy; `cdplab run " << e->chapter
+                << "` runs your whole file. What is graded as yours: kernels, device functions and host parts "
+                   "(CDPLAB_HOST_PART, cdplab/host_part.h).\n";
     }
-    for (std::size_t i = 0; i < exercises.size(); ++i) {
-      const auto& e = report.exercises[i];
+    bool failed_any = false;
+    for (const auto& e : report.exercises) {
       bool failed = !e.problem.empty();
       for (const auto& item : e.items) failed = failed || item.outcome == grading::Outcome::failed;
       if (!failed) continue;
-      std::cout << "\nnext: fix " << exercises[i]->path() << ", then run `cdplab check " << exercises[i]->id
-                << "` again (a hint: `cdplab hint " << exercises[i]->id << "`)\n";
+      failed_any = true;
+      std::cout << "\nnext: fix " << e.file << ", then run `cdplab check " << e.id << "` again (a hint: `cdplab hint "
+                << e.id << "`)\n";
       break;
     }
+    if (!failed_any && !remote && !report.complete()) std::cout << "\n" << no_gpu_advice(ctx, report);
   }
   return report;
 }
@@ -591,7 +605,15 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
     if (name.empty()) name = "submission";
     build_dir = ctx.root / "build" / "grade" / (name + "-" + fingerprint(dir.string()).substr(0, 8));
   }
-  build_dir = fs::absolute(build_dir).lexically_normal();  // the box shows it at this path
+  auto report = grade_submission(ctx, dir, build_dir, exercises, args, box, options_for(args, grading::fresh_seed()));
+  emit(report, args, ctx);
+  return exit_code_for(report);
+}
+
+grading::GradeReport grade_submission(Context& ctx, const fs::path& dir, const fs::path& build_dir_given,
+                                      const std::vector<const manifest::Exercise*>& exercises, const GradeArgs& args,
+                                      const std::optional<sandbox::Kit>& box, grading::GradeOptions options) {
+  const fs::path build_dir = fs::absolute(build_dir_given).lexically_normal();  // the box shows it at this path
   // A fresh tree every time: grading must not configure or read a tree that a submission's programs
   // have written to before (a regrade, a reproduction with --seed).
   std::error_code ignored;
@@ -602,7 +624,6 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
       tree.configure(dir, {"-DCDPLAB_BUILD_TOOLS=OFF", "-DCDPLAB_BUILD_TESTS=OFF", "-DCDPLAB_BUILD_DOCS=OFF"});
   if (!configured.ok()) throw UsageError("configuring a build for " + dir.string() + " failed:\n" + configured.output);
 
-  auto options = options_for(args, grading::fresh_seed());
   // Configured outside (CMake reads no file of the student's); built and run inside.
   tree.set_budgeted(true);
   if (box) {
@@ -612,8 +633,7 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
   options.trusted_host = true;  // the course's grade: the grader's process is the host
   auto report = grading::grade_all(exercises, tree, options, dir.string());
   report.tool_version = build_config::kVersion;
-  emit(report, args, ctx);
-  return exit_code_for(report);
+  return report;
 }
 
 int run_grade_slurm(Context& ctx, const std::string& folder, const GradeArgs& args, const ClassArgs& class_args,

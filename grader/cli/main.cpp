@@ -4,6 +4,7 @@
 #include "help_formatter.h"
 
 #include "process/process.h"
+#include "remote/local_gpu.h"
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,8 @@
 
 int main(int argc, char** argv) {
   using namespace cdplab::cli;
+  // The GPU probe of `check` (remote/local_gpu.h): this program, run again to ask the driver.
+  if (argc == 2 && std::string(argv[1]) == cdplab::remote::kGpuProbeArgument) return cdplab::remote::gpu_probe_main();
   // A program of a submission that detaches a process leaves it to cdplab, which ends it.
   cdplab::process::end_left_behind_processes();
   CLI::App app{"cdplab: the CUDA Dynamic Parallelism workbook and its grader"};
@@ -48,6 +51,15 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "build and test your own work (all of it, a chapter, or an exercise)");
   check->add_option("names", grade_args.names, "chapters (01-fundamentals) or exercises (child-grids)");
   add_report_options(check);
+  // Where the GPU checks run when this machine has none (docs/remote-gpu.md).
+  const auto add_remote_options = [&](CLI::App* sub) {
+    auto* remote = sub->add_option("--remote", grade_args.remote,
+                                   "where the GPU checks run when this machine has no usable GPU: slurm, ssh, "
+                                   "ssh://[user@]host[:port] or none (default: CDPLAB_REMOTE, else course.toml)");
+    auto* local = sub->add_flag("--local", grade_args.local, "check everything on this machine, whatever the course's remote");
+    remote->excludes(local);
+  };
+  add_remote_options(check);
 
   std::string watched;
   auto* watch = app.add_subcommand(
@@ -55,6 +67,7 @@ int main(int argc, char** argv) {
   watch->add_option("exercise", watched, "the exercise to start with (default: the first one not done)");
   watch->add_option("--seed", grade_args.seed, "seed of the checks' inputs");
   watch->add_flag("-q,--quiet", grade_args.quiet, "no progress lines");
+  add_remote_options(watch);
 
   std::string folder;
   ClassArgs class_args;
@@ -154,6 +167,53 @@ int main(int argc, char** argv) {
     return use_slurm || job_part;
   };
 
+  // The course's GPU server: the one command a student's key runs there (docs/remote-gpu.md).
+  ServeArgs serve_args;
+  auto* serve = app.add_subcommand("serve", "the course's GPU server: grade one check sent over SSH (the forced command "
+                                            "of a student's key in authorized_keys; docs/remote-gpu.md)");
+  serve->add_option("--student", serve_args.student, "the student this key belongs to (letters, digits, . _ -)")->required();
+  serve->add_flag("--fresh-seeds", serve_args.fresh_seeds, "a fresh seed for every check (a grading key, Gradescope's)");
+  serve->add_flag("--no-sandbox", serve_args.no_sandbox, "grade without the box (a server given only to grading)");
+  serve->add_option("--work", serve_args.work, "the folder of every student's checks (default: course.toml [serve] work, "
+                                               "else build/serve)");
+  serve->add_option("--time-limit", serve_args.time_limit, "seconds one check may take")->check(CLI::Range(10.0, 86400.0));
+  serve->add_option("--per-student", serve_args.per_student, "checks of one student graded at once")
+      ->check(CLI::Range(1, 64));
+  serve->add_option("--queue-per-student", serve_args.queue_per_student, "checks of one student waiting at once")
+      ->check(CLI::Range(1, 100000));
+  serve->add_option("--gpus", serve_args.gpus, "GPUs the checks run on")->check(CLI::Range(1, 64));
+  serve->add_option("--share-gpu", serve_args.share_gpu, "checks that share one GPU")->check(CLI::Range(1, 16));
+
+  // What serve and a Slurm job run beside the GPU; not for people (hidden from --help).
+  std::string remote_folder;
+  RemoteCheckArgs remote_check_args;
+  auto* remote_check = app.add_subcommand("remote-check", "grade a copy of a student's files as check does (run by serve "
+                                                          "and by Slurm jobs)");
+  remote_check->group("");
+  remote_check->add_option("folder", remote_folder, "a folder laid out like chapters/")->required();
+  remote_check->add_option("names", grade_args.names, "chapters or exercises");
+  remote_check->add_option("--report", remote_check_args.report, "where the report goes")->required();
+  remote_check->add_option("--build-dir", remote_check_args.build_dir, "the fresh build tree")->required();
+  remote_check->add_option("--via", remote_check_args.via, "ssh or slurm");
+  remote_check->add_option("--seed", grade_args.seed, "the checks' seed");
+  remote_check->add_flag("--fresh-seed", remote_check_args.fresh_seed, "a fresh seed");
+  remote_check->add_option("--gpu-turns", remote_check_args.gpu_turns, "the GPU's lock file shared with other checks");
+  remote_check->add_flag("--no-sandbox", grade_args.no_sandbox, "no box");
+  remote_check->add_flag("-q,--quiet", grade_args.quiet, "no progress lines");
+
+  BundleArgs bundle_args;
+  auto* gradescope = app.add_subcommand("gradescope", "write a Gradescope autograder that grades on the course's GPU "
+                                                      "server (docs/remote-gpu.md)");
+  gradescope->add_option("zip", bundle_args.zip, "the autograder to write (.zip)")->required();
+  gradescope->add_option("--key", bundle_args.key, "the grading key's private half (its public half goes into the "
+                                                   "server's authorized_keys)")->required();
+  gradescope->add_option("--known-hosts", bundle_args.known_hosts, "the server's host key (default: read with ssh-keyscan)");
+  gradescope->add_option("--remote", bundle_args.remote, "the server, ssh://[user@]host[:port] (default: course.toml)");
+  gradescope->add_option("--only", bundle_args.only, "the assignment's chapters or exercises (default: all)");
+  gradescope->add_option("--visibility", bundle_args.visibility,
+                         "visibility of the results: visible, hidden, after_due_date, after_published")
+      ->check(CLI::IsMember({"visible", "hidden", "after_due_date", "after_published"}));
+
   std::string name;
   bool all_hints = false;
   auto* hint = app.add_subcommand("hint", "the next hint of an exercise");
@@ -195,8 +255,9 @@ int main(int argc, char** argv) {
   // A student copy offers the student's commands: the instructor's are left out of --help, and
   // refused at once, in one line, rather than building for a minute to fail every check.
   if (is_student_copy()) {
-    for (auto* instructors : {grade, release}) instructors->group("");
-    if (argc > 1 && (std::string(argv[1]) == "grade" || std::string(argv[1]) == "release")) {
+    for (auto* instructors : {grade, release, serve, gradescope}) instructors->group("");
+    if (argc > 1 && (std::string(argv[1]) == "grade" || std::string(argv[1]) == "release" ||
+                     std::string(argv[1]) == "serve" || std::string(argv[1]) == "gradescope")) {
       std::cerr << "cdplab: '" << argv[1] << "' is an instructor's command, for the project with its solutions/; "
                 << "this student copy has none (your own work: cdplab check)\n";
       return kUsageError;
@@ -229,6 +290,9 @@ int main(int argc, char** argv) {
     if (*list) return run_list(ctx);
     if (*check) return run_check(ctx, grade_args);
     if (*watch) return run_watch(ctx, watched, grade_args);
+    if (*remote_check) return run_remote_check(ctx, remote_folder, grade_args, remote_check_args);
+    if (*serve) return run_serve(ctx, serve_args);
+    if (*gradescope) return run_gradescope_bundle(ctx, bundle_args);
     if (*grade && on_slurm) return run_grade_slurm(ctx, folder, grade_args, class_args, slurm);
     if (*grade) return run_grade(ctx, folder, grade_args, class_args);
     if (*hint) return run_hint(ctx, name, all_hints);

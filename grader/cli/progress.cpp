@@ -21,7 +21,14 @@ Progress::Progress(std::filesystem::path build_dir) : file_(std::move(build_dir)
 }
 
 void Progress::record(const grading::ExerciseResult& result, const std::string& source_text) {
+  bool failed = !result.problem.empty();
+  bool skipped = false;
+  for (const auto& item : result.items) {
+    failed = failed || item.outcome == grading::Outcome::failed;
+    skipped = skipped || item.outcome == grading::Outcome::skipped;
+  }
   data_["exercises"][result.id] = {
+      {"gpu_pending", !failed && skipped},
       {"points", result.points()},
       {"max_points", result.max_points()},
       {"passed", result.all_passed()},

@@ -16,7 +16,8 @@ class Progress {
  public:
   explicit Progress(std::filesystem::path build_dir);
 
-  /// Records the last check of an exercise and a fingerprint of its source file.
+  /// Records the last check of an exercise and a fingerprint of its source file; "gpu_pending":
+  /// nothing failed, but GPU checks were skipped (no GPU).
   void record(const grading::ExerciseResult& result, const std::string& source_text);
   /// The last recorded result, or nullptr; `source_changed` says whether the file changed since.
   const nlohmann::json* last(const std::string& id) const;

@@ -90,9 +90,11 @@ bool wait_for_save_or_stop(const SaveWatcher& watcher) {
   }
 }
 
-void print_next_step(const manifest::Exercise* current) {
+void print_next_step(const Context& ctx, const manifest::Exercise* current) {
   if (current == nullptr) {
-    std::cout << "\nwatch: every exercise passed its last check. Ctrl-C leaves.\n" << std::flush;
+    std::cout << "\nwatch: every exercise passed its last check"
+              << (gpu_pending_count(ctx) > 0 ? " or awaits its GPU checks (no GPU here)" : "") << ". Ctrl-C leaves.\n"
+              << std::flush;
     return;
   }
   std::cout << "\nwatch: working on " << current->id << " (" << current->title << "): save chapters/"
@@ -124,12 +126,14 @@ int run_watch(Context& ctx, const std::string& exercise, const GradeArgs& args) 
     std::cout << "\nwatch: checking " << e->id << " (" << e->path() << ")\n" << std::flush;
     const auto report = check_exercises(ctx, tree, {e}, args);
     if (process::cancelled()) return;
+    // Passed, or nothing failed but the GPU checks that could not run here: on to the next one.
     const bool passed = !report.exercises.empty() && report.exercises.front().all_passed();
-    if (passed && e == current) current = next_unfinished(ctx);
-    print_next_step(current);
+    const bool gpu_pending = !report.exercises.empty() && !report.has_failure() && !report.complete();
+    if ((passed || gpu_pending) && e == current) current = next_unfinished(ctx);
+    print_next_step(ctx, current);
   };
   if (current != nullptr) check(current);
-  else print_next_step(current);
+  else print_next_step(ctx, current);
 
   while (!process::cancelled()) {
     if (wait_for_save_or_stop(watcher)) break;
@@ -153,6 +157,13 @@ int run_next_exercise(Context& ctx, const GradeArgs& args) {
   if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return run_watch(ctx, "", args);
   const manifest::Exercise* next = next_unfinished(ctx);
   if (next == nullptr) {
+    const int pending = gpu_pending_count(ctx);
+    if (pending > 0) {
+      std::cout << wrapped("every exercise passes what could run here; " + std::to_string(pending) +
+                           " await their GPU checks: `cdplab check` where a GPU is, or on your course's "
+                           "(docs/remote-gpu.md); `cdplab list` shows them\n");
+      return kIncomplete;
+    }
     std::cout << "every exercise is done; `cdplab list` shows them, `cdplab check` checks them all again\n";
     return kAllPassed;
   }

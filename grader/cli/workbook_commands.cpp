@@ -24,8 +24,12 @@ namespace fs = std::filesystem;
 /// "01-fundamentals/child_grids.cu" in the student's folder (chapters/).
 fs::path student_file(const Context& ctx, const manifest::Exercise& e) { return ctx.root / "chapters" / e.path(); }
 
-std::string status_of(const Context& ctx, const Progress& progress, const manifest::Exercise& e, bool& done) {
+/// An exercise's status line; `done` when its last check passed, `pending` when nothing failed in
+/// it but its GPU checks could not run (the student loop moves on from both).
+std::string status_of(const Context& ctx, const Progress& progress, const manifest::Exercise& e, bool& done,
+                      bool& pending) {
   done = false;
+  pending = false;
   const fs::path file = student_file(ctx, e);
   if (!fs::exists(file)) return "missing (cdplab reset " + e.id + " restores the starter)";
   const std::string text = read_text(file);
@@ -33,6 +37,8 @@ std::string status_of(const Context& ctx, const Progress& progress, const manife
   if (last != nullptr && !progress.source_changed(e.id, text)) {
     done = last->value("passed", false);
     if (done) return "done";
+    pending = last->value("gpu_pending", false);
+    if (pending) return "rules pass; GPU checks pending";
     char score[64];
     std::snprintf(score, sizeof score, "%g/%g", last->value("points", 0.0), last->value("max_points", 0.0));
     return std::string("in progress, ") + score + " at the last check";
@@ -56,11 +62,24 @@ const manifest::Exercise* next_unfinished(const Context& ctx) {
   for (const auto& chapter : ctx.book.chapters) {
     for (const auto& e : chapter.exercises) {
       bool done = false;
-      status_of(ctx, progress, e, done);
-      if (!done) return &e;
+      bool pending = false;
+      status_of(ctx, progress, e, done, pending);
+      if (!done && !pending) return &e;
     }
   }
   return nullptr;
+}
+
+int gpu_pending_count(const Context& ctx) {
+  const Progress progress(ctx.own_build);
+  int count = 0;
+  for (const auto* e : ctx.book.exercises()) {
+    bool done = false;
+    bool pending = false;
+    status_of(ctx, progress, *e, done, pending);
+    count += pending ? 1 : 0;
+  }
+  return count;
 }
 
 int run_list(Context& ctx) {
@@ -72,16 +91,24 @@ int run_list(Context& ctx) {
     std::cout << chapter.id << "  " << chapter.title << "\n";
     for (const auto& e : chapter.exercises) {
       bool done = false;
-      const std::string status = status_of(ctx, progress, e, done);
+      bool pending = false;
+      const std::string status = status_of(ctx, progress, e, done, pending);
       std::printf("  %-22s %-32s %s\n", e.id.c_str(), e.file.c_str(), status.c_str());
-      if (!done && next == nullptr) next = &e;
+      if (!done && !pending && next == nullptr) next = &e;
     }
   }
   std::cout << "\n";
+  const int pending = gpu_pending_count(ctx);
+  if (pending > 0)
+    std::cout << wrapped(std::to_string(pending) + (pending == 1 ? " exercise passes" : " exercises pass") +
+                         " everything that could run here, but not the GPU checks: they need a GPU (`cdplab check` "
+                         "where one is, or your course's: docs/remote-gpu.md).\n");
   if (next == nullptr && !missing.empty()) {
-    std::cout << "Every exercise listed passed its last check; restore the missing chapters above.\n";
+    std::cout << "Every exercise listed passed its last check" << (pending > 0 ? " or awaits its GPU checks" : "")
+              << "; restore the missing chapters above.\n";
   } else if (next == nullptr) {
-    std::cout << "Every exercise passed its last check.\n";
+    std::cout << (pending > 0 ? "Every exercise passed its last check or awaits its GPU checks.\n"
+                              : "Every exercise passed its last check.\n");
   } else {
     std::cout << "next: " << next->title << ": edit chapters/" << next->path() << ", then `cdplab check "
               << next->id << "` (stuck? `cdplab hint " << next->id << "`)\n";

@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace cdplab::batch {
@@ -122,6 +124,33 @@ std::string unpack_archive(const fs::path& archive_path, const fs::path& into, c
       return refused(problem);
   }
   return "";
+}
+
+void pack_archive(const std::vector<PackedFile>& files, const fs::path& archive, bool zip) {
+  const std::unique_ptr<::archive, decltype(&archive_write_free)> out(archive_write_new(), archive_write_free);
+  if (!out) throw std::runtime_error("cannot make an archive writer");
+  const auto check = [&](int status, const std::string& what) {
+    if (status != ARCHIVE_OK)
+      throw std::runtime_error("cannot write " + archive.string() + ": " + what + " (" +
+                               (archive_error_string(out.get()) ? archive_error_string(out.get()) : "?") + ")");
+  };
+  check(zip ? archive_write_set_format_zip(out.get()) : archive_write_set_format_pax_restricted(out.get()), "format");
+  check(archive_write_open_filename(out.get(), archive.c_str()), "open");
+  const std::unique_ptr<archive_entry, decltype(&archive_entry_free)> entry(archive_entry_new(), archive_entry_free);
+  for (const auto& file : files) {
+    archive_entry_clear(entry.get());
+    archive_entry_set_pathname(entry.get(), file.name.c_str());
+    archive_entry_set_filetype(entry.get(), AE_IFREG);
+    archive_entry_set_perm(entry.get(), file.executable ? 0755 : 0644);
+    archive_entry_set_size(entry.get(), static_cast<la_int64_t>(file.contents.size()));
+    archive_entry_set_mtime(entry.get(), time(nullptr), 0);
+    check(archive_write_header(out.get(), entry.get()), file.name);
+    if (!file.contents.empty() &&
+        archive_write_data(out.get(), file.contents.data(), file.contents.size()) !=
+            static_cast<la_ssize_t>(file.contents.size()))
+      check(ARCHIVE_FATAL, file.name);
+  }
+  check(archive_write_close(out.get()), "close");
 }
 
 }  // namespace cdplab::batch

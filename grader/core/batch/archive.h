@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace cdplab::batch {
 
@@ -28,5 +29,16 @@ struct UnpackLimits {
 /// refusal stays in `into` for the caller to remove.
 std::string unpack_archive(const std::filesystem::path& archive, const std::filesystem::path& into,
                            const UnpackLimits& limits = {});
+
+/// One file of an archive the grader writes: its path inside the archive and its text.
+struct PackedFile {
+  std::string name;       ///< relative, '/' between folders
+  std::string contents;
+  bool executable = false;
+};
+
+/// Writes `files` into a new archive at `archive`: a POSIX tar, or a zip when `zip` (as Gradescope
+/// takes an autograder). Throws std::runtime_error when it cannot.
+void pack_archive(const std::vector<PackedFile>& files, const std::filesystem::path& archive, bool zip = false);
 
 }  // namespace cdplab::batch

@@ -179,11 +179,7 @@ std::string array_script(const Command& command, const Resources& resources, con
   // %a: the task's index (the folder's own % signs are doubled, so they stay literal).
   out += common_directives("cdplab-grade", output_pattern(layout.logs) + "/%a.out", command, resources);
   out += directive("array", index_ranges(tasks));
-  if (!resources.gres.empty()) out += directive("gres", resources.gres);
-  if (!resources.time.empty()) out += directive("time", resources.time);
-  if (resources.cpus_per_task > 0) out += directive("cpus-per-task", std::to_string(resources.cpus_per_task));
-  if (!resources.mem.empty()) out += directive("mem", resources.mem);
-  out += extra_directives(resources);
+  out += resource_directives(resources);
   out += "\nset -u\n";
   std::string mode = "--slurm-task=\"${SLURM_ARRAY_TASK_ID}\"";
   append_repeated(mode, "--only", command.only);
@@ -211,6 +207,15 @@ std::string merge_script(const Command& command, const Resources& resources, con
   out += "\nset -u\n";
   out += cdplab_line(command, "1", "--slurm-merge") + "\n";
   return out;
+}
+
+std::string resource_directives(const Resources& resources) {
+  std::string out;
+  if (!resources.gres.empty()) out += directive("gres", resources.gres);
+  if (!resources.time.empty()) out += directive("time", resources.time);
+  if (resources.cpus_per_task > 0) out += directive("cpus-per-task", std::to_string(resources.cpus_per_task));
+  if (!resources.mem.empty()) out += directive("mem", resources.mem);
+  return out + extra_directives(resources);
 }
 
 std::optional<std::string> parse_job_id(const std::string& output) {
@@ -275,6 +280,52 @@ bool wait_for_jobs(const Tools& tools, const std::vector<std::string>& ids, doub
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(poll_seconds));
   }
+}
+
+std::optional<JobState> job_state(const Tools& tools, const std::string& id) {
+  const auto result = process::run({tools.squeue, "--noheader", "--format=%T|%r|%N|%P", "--jobs=" + id}, {"", {}, 60, 1 << 16});
+  if (!result.ok() && result.output.find("Invalid job id") != std::string::npos) return std::nullopt;
+  if (!result.started) throw Error("cannot run " + tools.squeue + " (Slurm's commands must be on the PATH)");
+  if (!result.ok()) throw Error("squeue failed (" + result.describe() + "): " + result.output);
+  std::istringstream in(result.output);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::vector<std::string> fields;
+    std::istringstream parts(line);
+    for (std::string field; std::getline(parts, field, '|');) fields.push_back(field);
+    if (fields.size() < 4 || fields[0].empty()) continue;
+    return JobState{fields[0], fields[1], fields[2], fields[3]};
+  }
+  return std::nullopt;
+}
+
+int queue_position(const Tools& tools, const std::string& id, const std::string& partition) {
+  std::vector<std::string> argv = {tools.squeue, "--noheader", "--states=PENDING", "--sort=-p,i", "--format=%i"};
+  if (!partition.empty()) argv.push_back("--partition=" + partition);
+  const auto result = process::run(argv, {"", {}, 60, 1 << 20});
+  if (!result.ok()) return 0;
+  std::istringstream in(result.output);
+  int position = 0;
+  for (std::string line; std::getline(in, line);) {
+    line.erase(std::remove_if(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\r'; }), line.end());
+    if (line.empty()) continue;
+    ++position;
+    if (line == id) return position;
+  }
+  return 0;
+}
+
+std::string final_state(const Tools& tools, const std::string& id) {
+  const auto result = process::run({tools.scontrol, "--oneliner", "show", "job", id}, {"", {}, 60, 1 << 16});
+  if (!result.ok()) return "";
+  const auto at = result.output.find("JobState=");
+  if (at == std::string::npos) return "";
+  const auto start = at + std::string("JobState=").size();
+  return result.output.substr(start, result.output.find_first_of(" \n", start) - start);
+}
+
+bool cancel(const Tools& tools, const std::string& id) {
+  return process::run({tools.scancel, id}, {"", {}, 60, 1 << 16}).ok();
 }
 
 std::vector<std::size_t> tasks_to_grade(const std::vector<Submission>& submissions, const fs::path& out_dir,

@@ -135,11 +135,41 @@ std::string merge_script(const Command& command, const Resources& resources, con
 /// The job id in `sbatch --parsable` output ("123" or "123;cluster"); nothing when absent.
 std::optional<std::string> parse_job_id(const std::string& output);
 
-/// The programs a submission runs (tests put stand-ins here).
+/// The Slurm programs cdplab runs (tests put stand-ins here).
 struct Tools {
   std::string sbatch = "sbatch";
   std::string squeue = "squeue";
+  std::string scontrol = "scontrol";
+  std::string scancel = "scancel";
 };
+
+/// The #SBATCH lines of what each task of a job uses: gres, time, CPUs, memory, then the more
+/// sbatch options (last: a later #SBATCH line overrides an earlier one). Partition and account
+/// are written with the job's name.
+std::string resource_directives(const Resources& resources);
+
+/// A job in the queue, as squeue lists it.
+struct JobState {
+  std::string state;      ///< PENDING, RUNNING, COMPLETING, ...
+  std::string reason;     ///< why it waits ("Priority", "Resources"); "None" when it runs
+  std::string node;       ///< where it runs; empty while it waits
+  std::string partition;
+};
+
+/// The job `id` as squeue sees it; nothing when it has left the queue. Throws Error when squeue
+/// cannot be asked.
+std::optional<JobState> job_state(const Tools& tools, const std::string& id);
+
+/// Where a waiting job stands among the waiting jobs of its partition, by priority (1: it starts
+/// next); 0 when squeue does not say.
+int queue_position(const Tools& tools, const std::string& id, const std::string& partition);
+
+/// How a job that left the queue ended, as scontrol remembers it (COMPLETED, CANCELLED, TIMEOUT,
+/// FAILED, NODE_FAIL, OUT_OF_MEMORY, ...); empty when Slurm no longer knows the job.
+std::string final_state(const Tools& tools, const std::string& id);
+
+/// Cancels job `id` (scancel); true when scancel took it.
+bool cancel(const Tools& tools, const std::string& id);
 
 /// Submits `script` with `sbatch --parsable` and the extra arguments; returns the job id.
 /// Throws Error naming `what` when sbatch is missing, fails, or prints no job id.

@@ -6,15 +6,31 @@
 ///
 /// A grading waiting for the GPU alone keeps new shared turns out until it had its turn, so a
 /// steady stream of shared work never starves it. A grading holds one turn at a time.
+///
+/// Gradings in several processes (checks sent to the course's GPU server, `cdplab serve`) share
+/// the turns through a lock file per GPU (set_lock_file): a process holds it shared while any of
+/// its gradings shares the GPU, and alone while one has it alone; a second file beside it (the
+/// gate) keeps new shared turns out while a process waits for the GPU alone.
 #pragma once
 
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 
 namespace cdplab::grading {
 
 class GpuTurns {
  public:
+  GpuTurns() = default;
+  ~GpuTurns();
+  GpuTurns(const GpuTurns&) = delete;
+  GpuTurns& operator=(const GpuTurns&) = delete;
+  GpuTurns(GpuTurns&& other) noexcept;
+
+  /// Shares the turns with every process that uses `file` (made if missing, with `file`.gate
+  /// beside it). Throws std::runtime_error when it cannot be opened.
+  void set_lock_file(const std::filesystem::path& file);
+
   /// Waits until nobody has the GPU alone and nobody waits for it, then shares it.
   void share();
   void end_share();
@@ -34,6 +50,8 @@ class GpuTurns {
   int waiting_to_share_ = 0;
   int waiting_alone_ = 0;
   bool alone_ = false;
+  int turn_fd_ = -1;  ///< the lock file, or -1
+  int gate_fd_ = -1;  ///< the gate beside it, or -1
 };
 
 /// A shared turn for one scope; nothing when `turns` is null (the GPU is this grading's own).

@@ -46,7 +46,8 @@ void append_capped(Result& result, const char* data, std::size_t size, std::size
 
 /// Runs in the child after fork(): only async-signal-safe calls until exec (the argument and
 /// environment arrays are built before the fork, since the parent may have other threads).
-[[noreturn]] void exec_child(char* const* args, char* const* envp, const Options& options, int out_fd) {
+[[noreturn]] void exec_child(char* const* args, char* const* envp, const Options& options, int out_fd, int in_fd,
+                             int stdout_fd) {
   setpgid(0, 0);
   const auto limit = [](int resource, std::size_t value) {
     if (value == 0) return;
@@ -60,10 +61,10 @@ void append_capped(Result& result, const char* data, std::size_t size, std::size
     const int ignored = nice(options.nice);  // lower priority is never refused; -1 may be a value
     (void)ignored;
   }
-  dup2(out_fd, STDOUT_FILENO);  // the copies do not inherit close-on-exec
+  dup2(stdout_fd >= 0 ? stdout_fd : out_fd, STDOUT_FILENO);  // the copies do not inherit close-on-exec
   dup2(out_fd, STDERR_FILENO);
-  const int null_fd = open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+  const int input = in_fd >= 0 ? in_fd : open("/dev/null", O_RDONLY);
+  if (input >= 0) dup2(input, STDIN_FILENO);
   if (!options.working_directory.empty() && chdir(options.working_directory.c_str()) != 0) {
     const char msg[] = "cannot enter the working directory\n";
     ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
@@ -269,6 +270,18 @@ Result run(const std::vector<std::string>& argv, const Options& options) {
 
   // Close-on-exec on both ends: a program another thread starts meanwhile must not inherit
   // this pipe (it would hold the pipe open, and the output would never end).
+  // The files of stdin and stdout, opened here: a file that cannot be opened starts nothing.
+  struct FileDescriptor {
+    int fd = -1;
+    ~FileDescriptor() {
+      if (fd >= 0) close(fd);
+    }
+  } in_file, out_file;
+  if (!options.stdin_file.empty() && (in_file.fd = open(options.stdin_file.c_str(), O_RDONLY | O_CLOEXEC)) < 0)
+    return result;
+  if (!options.stdout_file.empty() &&
+      (out_file.fd = open(options.stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+    return result;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return result;
   std::vector<std::string> arg_strings(argv.begin(), argv.end());
@@ -280,7 +293,7 @@ Result run(const std::vector<std::string>& argv, const Options& options) {
     // Registered before another thread can take the new child for one left behind.
     std::lock_guard<std::mutex> lock(children().mutex);
     pid = fork();
-    if (pid == 0) exec_child(args.data(), envp.data(), options, fds[1]);
+    if (pid == 0) exec_child(args.data(), envp.data(), options, fds[1], in_file.fd, out_file.fd);
     if (pid > 0) children().running.insert(pid);
   }
   if (pid < 0) {
@@ -301,26 +314,36 @@ Result run(const std::vector<std::string>& argv, const Options& options) {
   // short steps, then longer ones (a grading runs hundreds of programs one after another).
   int closed_wait_ms = 1;
   auto last_watch = Clock::now();
+  // Ending the program: the whole process group, SIGTERM first when it has a grace period.
+  bool stopping = false;
+  auto stop_asked = Clock::now();
+  const auto stop = [&] {
+    if (stopping) return;
+    stopping = true;
+    stop_asked = Clock::now();
+    kill(-pid, options.grace_seconds > 0 ? SIGTERM : SIGKILL);
+  };
   while (!exited) {
     int wait_ms = open_pipe ? 100 : closed_wait_ms;
     if (!open_pipe && closed_wait_ms < 100) closed_wait_ms *= 2;
     if (cancelled() && !result.cancelled) {
       result.cancelled = true;
-      kill(-pid, SIGKILL);
+      stop();
     }
     if (options.timeout_seconds > 0) {
       const double left = options.timeout_seconds - since(start);
       if (left <= 0 && !result.timed_out) {
         result.timed_out = true;
-        kill(-pid, SIGKILL);  // the whole process group
+        stop();
       }
       if (left > 0 && left * 1000 < wait_ms) wait_ms = static_cast<int>(left * 1000) + 1;
     }
     if (options.watch && result.stopped_by.empty() && since(last_watch) >= options.watch_seconds) {
       last_watch = Clock::now();
       result.stopped_by = options.watch(pid);
-      if (!result.stopped_by.empty()) kill(-pid, SIGKILL);
+      if (!result.stopped_by.empty()) stop();
     }
+    if (stopping && options.grace_seconds > 0 && since(stop_asked) >= options.grace_seconds) kill(-pid, SIGKILL);
     if (open_pipe) {
       pollfd p{fds[0], POLLIN, 0};
       if (poll(&p, 1, wait_ms) > 0) {

@@ -39,6 +39,15 @@ struct Options {
   /// Called with each piece of output as it arrives (before the cap), in the thread of run():
   /// progress shown while a long program runs.
   std::function<void(const std::string& piece)> on_output;
+  /// When the program is ended (time limit, watch, cancel_all), its process group is sent SIGTERM
+  /// and given this long to end before SIGKILL; 0: SIGKILL at once. A cdplab that grades ends its
+  /// own programs on SIGTERM, which SIGKILL would leave running.
+  double grace_seconds = 0;
+  /// A file the program reads as its standard input; empty: /dev/null.
+  std::string stdin_file;
+  /// A file (created or emptied) that receives the program's standard output; empty: stdout goes
+  /// with stderr into Result::output. With a file, Result::output holds stderr alone.
+  std::string stdout_file;
 };
 
 struct Result {
@@ -46,7 +55,7 @@ struct Result {
   int signal = 0;           ///< the signal that ended it, 0 if none
   bool timed_out = false;   ///< ended by the time limit
   bool cancelled = false;   ///< ended, or never started, because cancel_all() was called
-  bool started = false;     ///< false when the program could not be started at all
+  bool started = false;     ///< false when the program (or its stdin or stdout file) could not be opened
   std::string stopped_by;   ///< why Options::watch ended it; empty when it did not
   std::string output;       ///< stdout and stderr, interleaved, capped at Options::output_limit
   std::size_t dropped = 0;  ///< bytes of output beyond the cap

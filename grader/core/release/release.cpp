@@ -18,7 +18,7 @@ using json = nlohmann::json;
 
 /// What the students get, relative to the project root: whole folders and single files.
 const char* const kIncluded[] = {
-    "CMakeLists.txt", "CMakePresets.json", "README.md", "cdplab", ".gitignore", "cmake", "chapters", "docs",
+    "CMakeLists.txt", "CMakePresets.json", "README.md", "cdplab", ".gitignore", "course.toml", "cmake", "chapters", "docs",
     "starter", "grader/CMakeLists.txt", "grader/core", "grader/cli", "grader/harness", "grader/suites",
     "grader/oracles", "grader/probe", "grader/bench",
 };

@@ -4,7 +4,7 @@
 ///
 /// What the copy holds: the chapters (lessons, manifests, starters), the starter kit, the
 /// grader (its core, command line, harness, suites, oracles, probe and benchmarks), the CMake
-/// files, the docs, README.md and the cdplab script. What it leaves out: solutions/,
+/// files, the docs, README.md, the cdplab script and course.toml (where the course's GPUs are). What it leaves out: solutions/,
 /// grader/tests/ (the project's tests and their fixtures), CI files and build trees.
 /// Since there are no solutions to generate starters from, the copy keeps every starter as it
 /// was released under starter/originals/, where `cdplab reset` finds it.

@@ -196,6 +196,7 @@ json to_json(const GradeReport& report) {
       {"seed", report.seed},
       {"device", text::valid_utf8(report.device)},
       {"gpu_problem", text::valid_utf8(report.gpu_problem)},
+      {"ran_on", text::valid_utf8(report.ran_on)},
       {"notes", notes},
       {"summary",
        {
@@ -224,6 +225,7 @@ GradeReport from_json(const json& object) {
   report.seed = read_seed(object, "");
   report.device = read_string(object, "device", "");
   report.gpu_problem = read_string(object, "gpu_problem", "");
+  report.ran_on = read_string(object, "ran_on", "");  // older reports have none: ""
   if (object.contains("notes")) {  // optional: older reports have none
     const json& notes = read_array(object, "notes", "");
     for (std::size_t i = 0; i < notes.size(); ++i) {

@@ -62,6 +62,7 @@ void write_properties(std::ostream& out, const GradeReport& report, const Exerci
   out << "    <properties>\n";
   write_property(out, "seed", std::to_string(report.seed));
   write_property(out, "device", report.device);
+  if (!report.ran_on.empty()) write_property(out, "ran_on", report.ran_on);
   if (!report.gpu_problem.empty()) write_property(out, "gpu_problem", report.gpu_problem);
   write_property(out, "source", report.source);
   write_property(out, "tool_version", report.tool_version);

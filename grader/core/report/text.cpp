@@ -279,6 +279,7 @@ std::vector<std::string> summary_lines(const GradeReport& report) {
   lines.push_back("points: " + format_score(report.points(), report.max_points()) + " (" +
                   std::to_string(passed) + " passed, " + std::to_string(failed) + " failed, " +
                   std::to_string(skipped) + " skipped)");
+  if (!report.ran_on.empty()) lines.push_back("ran on: " + plain(report.ran_on));
   if (!report.device.empty()) lines.push_back("device: " + plain(report.device));
   if (!report.gpu_problem.empty()) lines.push_back("no GPU: " + plain(report.gpu_problem));
   else if (report.device.empty()) lines.push_back("no GPU: none was found");

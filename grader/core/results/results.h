@@ -65,6 +65,9 @@ struct GradeReport {
   std::string source;        ///< the folder graded (chapters/, solutions/ or a submission)
   std::string device;        ///< the GPU the checks ran on; empty without one
   std::string gpu_problem;   ///< why GPU checks were skipped; empty when a GPU was used
+  /// Where the grading ran when not on the machine that shows the report: "gpulab, over SSH",
+  /// "Slurm job 1234 on gpu07" (remote/); empty: here.
+  std::string ran_on;
   std::uint64_t seed = 0;    ///< the seed the checks used
   std::string started_at;    ///< ISO 8601, UTC
   /// When the work was handed in (ISO 8601, UTC), as the class grader found it
