@@ -66,6 +66,7 @@ struct BundleArgs {
   std::string remote;               ///< the server: ssh://[user@]host[:port]; default: course.toml's
   std::vector<std::string> only;    ///< the assignment's chapters or exercises; default: all
   std::string visibility = "visible";
+  bool with_project = false;        ///< carry the project, to grade on the autograder's own GPU where it has one
 };
 
 /// Options of `cdplab grade` over a class folder (a folder of submission folders and archives).

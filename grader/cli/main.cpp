@@ -210,6 +210,8 @@ int main(int argc, char** argv) {
   gradescope->add_option("--known-hosts", bundle_args.known_hosts, "the server's host key (default: read with ssh-keyscan)");
   gradescope->add_option("--remote", bundle_args.remote, "the server, ssh://[user@]host[:port] (default: course.toml)");
   gradescope->add_option("--only", bundle_args.only, "the assignment's chapters or exercises (default: all)");
+  gradescope->add_flag("--with-project", bundle_args.with_project,
+                       "carry the project: an autograder image with an NVIDIA GPU and the CUDA toolkit grades there");
   gradescope->add_option("--visibility", bundle_args.visibility,
                          "visibility of the results: visible, hidden, after_due_date, after_published")
       ->check(CLI::IsMember({"visible", "hidden", "after_due_date", "after_published"}));

@@ -66,6 +66,38 @@ std::string host_name() {
 
 extern "C" void on_worker_stop(int /*signal*/) { process::cancel_all(); }
 
+/// The project as an autograder with a GPU of its own builds and grades it: everything but build
+/// trees, the project's own tests, version control and backups.
+std::vector<batch::PackedFile> project_files(const fs::path& root) {
+  const char* const kParts[] = {"CMakeLists.txt", "CMakePresets.json", "README.md", "cdplab", "course.toml", "cmake",
+                                "chapters",       "docs",              "starter",   "grader", "solutions"};
+  const auto left_out = [&](const fs::path& path) {
+    const fs::path relative = fs::relative(path, root);
+    if (relative.generic_string().rfind("grader/tests", 0) == 0) return true;
+    for (const auto& part : relative)
+      if (part == "build" || part == ".git" || part.string().find(".backup-") != std::string::npos) return true;
+    return false;
+  };
+  std::vector<batch::PackedFile> files;
+  const auto add = [&](const fs::path& file) {
+    const bool executable = (fs::status(file).permissions() & fs::perms::owner_exec) != fs::perms::none;
+    files.push_back({fs::relative(file, root).generic_string(), read_text(file), executable});
+  };
+  for (const char* part : kParts) {
+    const fs::path path = root / part;
+    if (fs::is_regular_file(path)) add(path);
+    if (!fs::is_directory(path)) continue;
+    for (auto it = fs::recursive_directory_iterator(path); it != fs::recursive_directory_iterator(); ++it) {
+      if (left_out(it->path())) {
+        if (it->is_directory()) it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file()) add(it->path());
+    }
+  }
+  return files;
+}
+
 }  // namespace
 
 std::optional<remote::Remote> remote_for_check(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises,
@@ -150,6 +182,11 @@ grading::GradeReport check_remotely(Context& ctx, const remote::Remote& target, 
     throw UsageError(error.what());
   }
   report.source = exercise_dir;  // the report names the student's folder, not the remote's copy
+  if (report.device.empty() && report.count(grading::Outcome::skipped) > 0)
+    report.notes.push_back(target.kind == remote::Kind::slurm
+                               ? "the job's node had no usable GPU: does course.toml ask for one (remote.slurm.gres = "
+                                 "\"gpu:1\", or the course's GPU partition)?"
+                               : "the server had no usable GPU for this check: tell your instructor");
   return report;
 }
 
@@ -281,6 +318,7 @@ int run_gradescope_bundle(Context& ctx, const BundleArgs& args) {
       throw UsageError("cannot read " + server.ssh.host + "'s host key (ssh-keyscan found none): give it with "
                        "--known-hosts FILE (a line of ~/.ssh/known_hosts)");
   }
+  if (args.with_project) settings.project = project_files(ctx.root);
   const fs::path zip = fs::absolute(args.zip);
   try {
     batch::pack_archive(remote::bundle_files(settings), zip, /*zip=*/true);
@@ -288,7 +326,8 @@ int run_gradescope_bundle(Context& ctx, const BundleArgs& args) {
     throw UsageError(error.what());
   }
   std::cout << "wrote the Gradescope autograder " << zip.string() << ": it sends each submission to "
-            << server.ssh.host << " and writes results.json from the report (docs/remote-gpu.md, \"Gradescope\")\n";
+            << server.ssh.host << (args.with_project ? " (or grades it with the project it carries, where the autograder has a GPU)" : "")
+            << " and writes results.json from the report (docs/remote-gpu.md, \"Gradescope\")\n";
   return kAllPassed;
 }
 

@@ -208,6 +208,30 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
   CHECK(watched.output.find("watch: stopped") != std::string::npos);
   CHECK(watched.output.find("watch exit status 0") != std::string::npos);
 
+  // Without a GPU and without a remote, an exercise whose rules pass awaits its GPU checks: the
+  // loop moves on, check says the grade is incomplete (status 3) and how to reach a GPU. The
+  // course's file came with the release. (CUDA_VISIBLE_DEVICES= hides a GPU where there is one.)
+  CHECK(fs::exists(copy / "course.toml"));
+  fs::copy_file(kRoot / "solutions" / "01-fundamentals" / "child_grids.cu", starter,
+                fs::copy_options::overwrite_existing);
+  cdplab::process::Options hidden;
+  hidden.working_directory = copy.string();
+  hidden.timeout_seconds = 900;
+  hidden.env = {{"CUDA_VISIBLE_DEVICES", ""}, {"CDPLAB_REMOTE", ""}};
+  const auto pending = cdplab::process::run({cli, "check", "child-grids"}, hidden);
+  INFO(pending.output);
+  CHECK(pending.exit_code == 3);
+  CHECK(pending.output.find("To run them on your course's GPUs") != std::string::npos);
+  CHECK(pending.output.find("checking on") == std::string::npos);  // no remote: it stayed here
+  const auto after = cdplab::process::run({cli, "list"}, hidden);
+  INFO(after.output);
+  CHECK(after.output.find("rules pass; GPU checks pending") != std::string::npos);
+  CHECK(after.output.find("next: Three dependent children") != std::string::npos);
+  const auto next = cdplab::process::run({cli}, hidden);
+  CHECK(next.output.find("the first exercise not done is tail-continuation") != std::string::npos);
+  fs::copy_file(copy / cdplab::release::kOriginals / "01-fundamentals" / "child_grids.cu", starter,
+                fs::copy_options::overwrite_existing);
+
   // The documentation builds while an exercise does not compile: a student halfway through one
   // can still read the lessons. (Only where this build has Doxygen: the copy's docs target then
   // exists.)

@@ -310,6 +310,15 @@ TEST_CASE("remote: the Gradescope bundle holds its two scripts, the server's set
   CHECK(contains(by_name["run_autograder"]->contents, "StrictHostKeyChecking=yes"));
   CHECK(contains(by_name["run_autograder"]->contents, "results=\"$root/results/results.json\""));
 
+  CHECK(contains(values, "NAMES='child-grids'\n"));
+  // With the project, under project/ (setup.sh builds it there).
+  settings.project = {{"cdplab", "#!/bin/sh\n", true}, {"solutions/01-fundamentals/child_grids.cu", "// x\n", false}};
+  const auto with_project = remote::bundle_files(settings);
+  REQUIRE(with_project.size() == 8);
+  CHECK(with_project[6].name == "project/cdplab");
+  CHECK(with_project[6].executable);
+  CHECK(with_project[7].name == "project/solutions/01-fundamentals/child_grids.cu");
+
   // Written as a zip (Gradescope's format), and read back whole with the scripts executable.
   const fs::path dir = test_dir("bundle");
   cdplab::batch::pack_archive(files, dir / "autograder.zip", /*zip=*/true);

@@ -14,9 +14,20 @@ const char* const kSetup = R"bundle(#!/usr/bin/env bash
 # autograder needs (the checks run on the course's GPU server). Written by `cdplab gradescope`.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-if ! command -v ssh >/dev/null 2>&1; then
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends openssh-client ca-certificates
+here="$(cd "$(dirname "$0")" && pwd)"
+packages=(openssh-client ca-certificates)
+# With the project: what it builds with (the image must bring the CUDA toolkit, nvcc on the PATH).
+if [ -d "$here/project" ]; then
+  packages+=(cmake ninja-build g++ doctest-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libarchive-dev
+             bubblewrap)
+fi
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${packages[@]}"
+if [ -d "$here/project" ]; then
+  if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+  cd "$here/project"
+  ./cdplab --help > /dev/null                               # builds the tool (build/student)
+  cmake --build build/student --target cdplab_grading_kit   # the grader every submission links
 fi
 )bundle";
 
@@ -67,6 +78,20 @@ done < "$source_dir/exercises.tsv"
 [ "$found_any" = 1 ] || not_graded "no exercise file was found in the submission (upload your .cu files, or a zip of your chapters folder)"
 (cd "$staging" && tar -cf "$work/submission.tar" -- *) || not_graded "the submission could not be packed"
 
+# A GPU here and the project built by setup.sh: grade here. (CDPLAB_AUTOGRADER_LOCAL=1 and
+# CDPLAB_AUTOGRADER_CDPLAB=<cdplab> try this way without a GPU.)
+cdplab="${CDPLAB_AUTOGRADER_CDPLAB:-$source_dir/project/build/student/grader/cli/cdplab}"
+if [ -x "$cdplab" ] && { [ "${CDPLAB_AUTOGRADER_LOCAL:-0}" = 1 ] || nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }; then
+  if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+  box=()
+  bwrap --ro-bind / / true 2>/dev/null || box=(--no-sandbox)  # a container that cannot nest the box is the box
+  only=()
+  for name in $NAMES; do only+=(--only "$name"); done
+  "$cdplab" grade "$staging" "${only[@]}" "${box[@]}" --format gradescope --output "$results"     --gradescope-visibility "$VISIBILITY" --build-dir "$work/build" -q > /dev/null ||
+    [ -s "$results" ] || not_graded "the autograder could not grade here (cdplab grade failed); tell your instructor"
+  exit 0
+fi
+
 # ssh refuses a private key that others may read.
 install -m 600 "$source_dir/grading_key" "$work/key"
 port_args=()
@@ -100,11 +125,14 @@ std::vector<batch::PackedFile> bundle_files(const BundleSettings& settings) {
   values += "LOGIN=" + shell_quote(settings.ssh.user) + "\n";
   values += "REQUEST=" + shell_quote(request_line(request)) + "\n";
   values += "VISIBILITY=" + shell_quote(settings.visibility) + "\n";
+  std::string names;
+  for (const auto& name : settings.names) names += (names.empty() ? "" : " ") + name;
+  values += "NAMES=" + shell_quote(names) + "\n";
   std::string table;
   for (const auto& [chapter, file] : settings.exercises) table += chapter + "\t" + file + "\n";
   std::string key = settings.private_key;
   if (!key.empty() && key.back() != '\n') key += "\n";
-  return {
+  std::vector<batch::PackedFile> files = {
       {"setup.sh", kSetup, true},
       {"run_autograder", kRunAutograder, true},
       {"settings.sh", values, false},
@@ -112,6 +140,8 @@ std::vector<batch::PackedFile> bundle_files(const BundleSettings& settings) {
       {"grading_key", key, false},
       {"known_hosts", settings.known_hosts, false},
   };
+  for (const auto& file : settings.project) files.push_back({"project/" + file.name, file.contents, file.executable});
+  return files;
 }
 
 std::string scan_host_key(const SshTarget& ssh) {

@@ -13,6 +13,10 @@
 ///   exercise's chapter and file), `grading_key` (the private key) and `known_hosts` (the server's
 ///   host key: the autograder trusts that server alone).
 /// The server's authorized_keys runs `cdplab serve` for that key (docs/remote-gpu.md).
+///
+/// With the project in it (`project/`, for an autograder image that has an NVIDIA GPU and the CUDA
+/// toolkit), setup.sh builds it, and run_autograder grades there with `cdplab grade` whenever the
+/// machine shows a GPU; without one it still asks the server.
 #pragma once
 
 #include "batch/archive.h"
@@ -31,6 +35,9 @@ struct BundleSettings {
   std::string visibility = "visible";
   std::vector<std::string> names;   ///< the exercises graded; empty: all
   std::vector<std::pair<std::string, std::string>> exercises;  ///< (chapter, file) of each graded file
+  /// The project's files (names relative to the project), to grade on the autograder's own GPU;
+  /// empty: the server grades every submission.
+  std::vector<batch::PackedFile> project;
 };
 
 /// The files of the zip.

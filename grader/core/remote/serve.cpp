@@ -351,6 +351,8 @@ int serve(const ServeOptions& options, const manifest::Workbook& book, const cha
     said = said.substr(said.find_last_of('\n') == std::string::npos ? 0 : said.find_last_of('\n') + 1);
     return refuse("the server could not grade this check (" + worker.describe() + (said.empty() ? "" : ": " + said) + ")");
   }
+  // What the clean copy left out (a file too large, a link) is the student's to know.
+  report->notes.insert(report->notes.end(), copy.notes.begin(), copy.notes.end());
   std::error_code ignored;
   fs::copy_file(report_file, student_dir / "last-report.json", fs::copy_options::overwrite_existing, ignored);
   if (request.format == "gradescope") {

@@ -243,6 +243,8 @@ std::string render_terminal(const GradeReport& report, const TerminalOptions& op
     out << "\n";
   }
 
+  for (const auto& note : report.notes)  // remarks on the whole run: files left out, a remote without a GPU
+    for (const auto& line : text::wrap_lines("note: " + text::plain(note), options.width, 6)) out << line << "\n";
   const auto summary = text::summary_lines(report);
   for (std::size_t i = 0; i < summary.size(); ++i) {
     // summary_lines() puts "grade incomplete" last when something was skipped.

@@ -24,6 +24,7 @@ fi
 cdplab="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 root="$2"
 work="$3"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 started=$SECONDS
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -32,36 +33,22 @@ skip() { echo "skipped: $*" >&2; exit 77; }
 expect_in() { grep -qF -- "$2" "$1" || fail "$1 does not say '$2'; it holds:$(printf '\n'; cat "$1")"; }
 expect_not_in() { ! grep -qF -- "$2" "$1" || fail "$1 says '$2'; it holds:$(printf '\n'; cat "$1")"; }
 
-sshd_program="$(command -v sshd || true)"
-[ -n "$sshd_program" ] || sshd_program=/usr/sbin/sshd
-[ -x "$sshd_program" ] || skip "no OpenSSH server (Debian: apt-get install openssh-server)"
-for tool in ssh ssh-keygen ssh-keyscan; do
-  command -v "$tool" >/dev/null 2>&1 || skip "no $tool (Debian: apt-get install openssh-client)"
-done
 [ -x "$cdplab" ] || fail "no cdplab at $cdplab"
 
 rm -rf "$work"
-mkdir -p "$work/keys" "$work/serve"
-chmod 700 "$work/keys"
+mkdir -p "$work/serve"
 me="$(id -un)"
 
-# --- the server: sshd on a free port of 127.0.0.1, its keys and config in WORK --------------------
-free_port() {
-  local used=" " hex port
-  # Column 2 of /proc/net/tcp{,6} is local_address:PORT, the port in hex.
-  while read -r hex; do
-    if [[ "$hex" =~ ^[0-9A-Fa-f]+$ ]]; then used="$used$((16#$hex)) "; fi
-  done < <(awk 'FNR > 1 { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
-  for _ in $(seq 200); do
-    port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 12000 ))
-    case "$used" in *" $port "*) continue ;; esac
-    echo "$port"
-    return 0
-  done
-  fail "found no free TCP port"
+# --- the server: sshd on a free port of 127.0.0.1 (start-sshd.sh), a forced command per key ------
+status=0
+"$here/start-sshd.sh" "$work" || status=$?
+[ "$status" != 77 ] || exit 77
+[ "$status" = 0 ] || fail "sshd did not start"
+cleanup() {
+  if [ -f "$work/sshd.pid" ]; then kill "$(cat "$work/sshd.pid")" 2>/dev/null || true; fi
 }
-port="$(free_port)"
-ssh-keygen -q -t ed25519 -N "" -f "$work/keys/host" -C host
+trap cleanup EXIT
+port="$(cat "$work/port")"
 for key in alice bob slowpoke flood nokey_line stranger grading; do
   ssh-keygen -q -t ed25519 -N "" -f "$work/keys/$key" -C "$key"
 done
@@ -81,34 +68,7 @@ serve_line() {  # serve_line KEY STUDENT [more serve options]
   # A key whose line has no forced command (an administrator's slip): it gets a shell.
   printf 'restrict %s\n' "$(cat "$work/keys/nokey_line.pub")"
 } > "$work/authorized_keys"
-cat > "$work/sshd_config" <<EOF
-Port $port
-ListenAddress 127.0.0.1
-HostKey $work/keys/host
-PidFile $work/sshd.pid
-AuthorizedKeysFile $work/authorized_keys
-StrictModes no
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-UsePAM no
-MaxStartups 50
-LogLevel VERBOSE
-EOF
-if [ "$(id -u)" = 0 ]; then mkdir -p /run/sshd; fi  # sshd's privilege separation folder
-"$sshd_program" -f "$work/sshd_config" -E "$work/sshd.log" || fail "sshd did not start: $(tail -5 "$work/sshd.log")"
-cleanup() {
-  if [ -f "$work/sshd.pid" ]; then kill "$(cat "$work/sshd.pid")" 2>/dev/null || true; fi
-}
-trap cleanup EXIT
-for _ in $(seq 100); do
-  ssh-keyscan -p "$port" 127.0.0.1 > "$work/known_hosts" 2>/dev/null && [ -s "$work/known_hosts" ] && break
-  sleep 0.1
-done
-[ -s "$work/known_hosts" ] || fail "sshd does not answer on port $port: $(tail -5 "$work/sshd.log")"
 
-# The clients: ssh with this test's known_hosts, as a student's ~/.ssh/config would give it.
 # ssh_as KEY [ARGS...]: ssh to the server with KEY.
 ssh_as() {
   local key="$1"
@@ -116,15 +76,6 @@ ssh_as() {
   ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$work/known_hosts" -o IdentitiesOnly=yes \
     -i "$work/keys/$key" -p "$port" -l "$me" 127.0.0.1 "$@"
 }
-# A wrapper for cdplab's CDPLAB_SSH: the same options, the key from $TEST_KEY, and its own pid in
-# $work/ssh-$TEST_KEY.pid (the test cuts that connection).
-cat > "$work/ssh-wrapper" <<EOF
-#!/usr/bin/env bash
-echo \$\$ > "$work/ssh-\$TEST_KEY.pid"
-exec ssh -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$work/known_hosts" -o IdentitiesOnly=yes \\
-  -i "$work/keys/\$TEST_KEY" "\$@"
-EOF
-chmod +x "$work/ssh-wrapper"
 remote="ssh://$me@127.0.0.1:$port"
 
 # pack DIR TAR: DIR's contents as a tar archive.
@@ -137,7 +88,7 @@ cp "$starter" "$work/wrong/01-fundamentals/"
 pack "$work/right" "$work/right.tar"
 pack "$work/wrong" "$work/wrong.tar"
 
-# points REPLY: the points of a reply's report ("3" of "points": 3.0 in its summary).
+# points REPLY: the points of a reply's report (its summary's, the last "points" in key order).
 points() { grep -o '"points": [0-9.]*' "$1" | tail -n 1 | sed 's/.*: //'; }
 
 # --- 1. a right and a wrong answer, straight over ssh ---------------------------------------------
@@ -350,6 +301,21 @@ python3 - "$ag/results/results.json" <<'PYTHON' || fail "no valid results.json w
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["score"] == 0 and r["tests"] == [] and "Not graded" in r["output"], r
+PYTHON
+
+# An autograder with a GPU and the project grades there instead (tried here without a GPU, the
+# test's cdplab standing in for the one setup.sh builds).
+ag="$work/gradescope-local"
+mkdir -p "$ag/source" "$ag/results" "$ag/submission/chapters/01-fundamentals"
+(cd "$ag/source" && cmake -E tar xf "$work/autograder.zip")
+cp "$solution" "$ag/submission/chapters/01-fundamentals/"
+AUTOGRADER_ROOT="$ag" CDPLAB_AUTOGRADER_LOCAL=1 CDPLAB_AUTOGRADER_CDPLAB="$cdplab" \
+  bash "$ag/source/run_autograder" 2> "$work/gradescope-local.err" || fail "run_autograder failed grading here"
+python3 - "$ag/results/results.json" <<'PYTHON' || fail "no valid results.json graded here: $(cat "$work/gradescope-local.err")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["score"] > 0 and r["tests"], r
+assert "over SSH" not in r["output"], r["output"]
 PYTHON
 
 echo "PASS: checks over SSH and the Gradescope autograder ($((SECONDS - started)) s)"

@@ -52,6 +52,8 @@ if [ "$status" = 77 ]; then exit 77; fi
 export CUDA_VISIBLE_DEVICES=""  # this machine shows no GPU: the check goes to Slurm
 
 # --- 1. a check as a job: its report reads as a local one ----------------------------------------
+build="$(cd "$(dirname "$cdplab")/../.." && pwd)"  # the build tree of this cdplab: its remote/ holds the jobs
+before="$(ls "$build/remote" 2>/dev/null || true)"
 status=0
 "$cdplab" check child-grids --remote slurm > "$work/check.out" 2> "$work/check.err" || status=$?
 cat "$work/check.err" "$work/check.out"
@@ -66,9 +68,8 @@ else
   [ "$status" = 3 ] || fail "a check on a node without a GPU exited $status, expected 3 (incomplete)"
   expect_in "$work/check.out" "[skip]"
 fi
-# The job's folder (below the build tree of this cdplab) went with the job.
-build="$(cd "$(dirname "$cdplab")/../.." && pwd)"
-[ -z "$(ls -A "$build/remote" 2>/dev/null)" ] || fail "the job's folder was left in $build/remote"
+# The job's folder went with the job.
+[ "$(ls "$build/remote" 2>/dev/null || true)" = "$before" ] || fail "the job's folder was left in $build/remote"
 
 # --- 2. a job that waits shows its place; Ctrl-C cancels it ---------------------------------------
 # A job that holds every CPU of the node: the check's job waits behind it.
