@@ -265,12 +265,17 @@ run_gradescope() {
   mkdir -p "$ag/source" "$ag/results"
   (cd "$ag/source" && cmake -E tar xf "$work/autograder.zip")
   [ -x "$ag/source/run_autograder" ] && [ -x "$ag/source/setup.sh" ] || fail "the bundle's scripts are not executable"
-  if command -v bwrap >/dev/null 2>&1 && bwrap --ro-bind / / true 2>/dev/null; then
-    env -i PATH=/usr/bin:/bin HOME=/tmp bwrap --ro-bind /usr /usr --ro-bind /etc /etc --symlink usr/bin /bin \
+  local box ssh_dir
+  box="$(command -v bwrap || true)"
+  ssh_dir="$(dirname "$(command -v ssh)")"
+  # The box shows /usr alone: where ssh lies elsewhere, the folder stands in for it.
+  if [ -n "$box" ] && [ "$ssh_dir" = /usr/bin ] && "$box" --ro-bind / / true 2>/dev/null; then
+    env -i PATH=/usr/bin:/bin HOME=/tmp "$box" --ro-bind /usr /usr --ro-bind /etc /etc --symlink usr/bin /bin \
       --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --bind "$ag" /autograder \
       --dev /dev --proc /proc --tmpfs /tmp --chdir /autograder bash /autograder/source/run_autograder
   else
-    env -i PATH=/usr/bin:/bin HOME=/tmp AUTOGRADER_ROOT="$ag" bash "$ag/source/run_autograder"
+    env -i PATH="$ssh_dir:/usr/bin:/bin" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" HOME=/tmp AUTOGRADER_ROOT="$ag" \
+      bash "$ag/source/run_autograder"
   fi
 }
 ag="$work/gradescope"
