@@ -57,16 +57,10 @@ std::string missing_chapters_note(const manifest::Workbook& book) {
 
 std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook& book,
                                                         const std::vector<std::string>& names) {
-  if (names.empty()) return book.exercises();
-  std::vector<const manifest::Exercise*> out;
-  for (const auto& name : names) {
-    if (const auto* chapter = book.find_chapter(name)) {
-      for (const auto& e : chapter->exercises) out.push_back(&e);
-    } else {
-      out.push_back(&find_exercise(book, name));
-    }
-  }
-  return out;
+  std::string unknown;
+  auto selected = book.select(names, unknown);
+  if (!unknown.empty()) find_exercise(book, unknown);  // throws, naming what there is
+  return selected;
 }
 
 std::string nearest_name(const std::string& typed, const std::vector<std::string>& known) {

@@ -154,6 +154,22 @@ std::vector<const Exercise*> Workbook::exercises() const {
   return out;
 }
 
+std::vector<const Exercise*> Workbook::select(const std::vector<std::string>& names, std::string& unknown) const {
+  if (names.empty()) return exercises();
+  std::vector<const Exercise*> out;
+  for (const auto& name : names) {
+    if (const auto* chapter = find_chapter(name)) {
+      for (const auto& e : chapter->exercises) out.push_back(&e);
+    } else if (const auto* e = find_exercise(name)) {
+      out.push_back(e);
+    } else {
+      unknown = name;
+      return {};
+    }
+  }
+  return out;
+}
+
 Chapter load_chapter(const fs::path& chapter_toml) {
   toml::table root;
   try {

@@ -73,6 +73,10 @@ struct Workbook {
   const Chapter* find_chapter(const std::string& id) const;
   /// All exercises, chapter by chapter.
   std::vector<const Exercise*> exercises() const;
+  /// The exercises `names` name, in their order: a chapter ("01-fundamentals") gives all of its
+  /// own, an exercise (find_exercise) itself; all when `names` is empty. The first name that is
+  /// neither goes into `unknown`, and then nothing is returned.
+  std::vector<const Exercise*> select(const std::vector<std::string>& names, std::string& unknown) const;
 };
 
 /// Reads one chapter.toml; throws std::runtime_error naming the file and the problem.

@@ -193,23 +193,6 @@ std::string receive_upload(int in_fd, const fs::path& file, std::uint64_t limit)
   return problem;
 }
 
-/// The exercises a request names: all when none, else each chapter's or exercise's.
-std::vector<const manifest::Exercise*> requested_exercises(const manifest::Workbook& book,
-                                                           const std::vector<std::string>& names) {
-  if (names.empty()) return book.exercises();
-  std::vector<const manifest::Exercise*> out;
-  for (const auto& name : names) {
-    if (const auto* chapter = book.find_chapter(name)) {
-      for (const auto& e : chapter->exercises) out.push_back(&e);
-    } else if (const auto* e = book.find_exercise(name)) {
-      out.push_back(e);
-    } else {
-      throw RequestError("this server's workbook has no chapter or exercise named " + name);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 bool plain_student_name(const std::string& name) { return !name.empty() && batch::student_folder(name) == name; }
@@ -265,7 +248,9 @@ int serve(const ServeOptions& options, const manifest::Workbook& book, const cha
   std::vector<const manifest::Exercise*> exercises;
   try {
     request = parse_request(request_line == nullptr ? "" : request_line);
-    exercises = requested_exercises(book, request.names);
+    std::string unknown;
+    exercises = book.select(request.names, unknown);
+    if (!unknown.empty()) throw RequestError("this server's workbook has no chapter or exercise named " + unknown);
   } catch (const RequestError& error) {
     return refuse(error.what());
   }

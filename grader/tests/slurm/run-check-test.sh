@@ -32,23 +32,11 @@ job_of() { sed -n 's/.*Slurm job \([0-9]*\) submitted.*/\1/p' "$1" | head -n 1; 
 [ -x "$cdplab" ] || fail "no cdplab at $cdplab"
 rm -rf "$work"
 mkdir -p "$work"
-state="$work/cluster"
-if [ "${#state}" -gt 80 ] || [[ "$state" == *[[:space:]]* ]]; then
-  state="$(mktemp -d "${TMPDIR:-/tmp}/cdplab-slurm.XXXXXX")"
-fi
 blocker=""
-cleanup() {
-  if [ -n "$blocker" ]; then scancel "$blocker" 2>/dev/null || true; fi
-  "$here/stop-cluster.sh" "$state" >/dev/null 2>&1 || true
-  case "$state" in "$work"/*) ;; *) rm -rf "$state" ;; esac
-}
-trap cleanup EXIT
-status=0
-"$here/start-cluster.sh" "$state" || status=$?
-if [ "$status" = 77 ]; then exit 77; fi
-[ "$status" = 0 ] || fail "the Slurm cluster did not start (status $status)"
-# shellcheck source=/dev/null
-. "$state/env.sh"
+# shellcheck source=private-cluster.sh
+. "$here/private-cluster.sh"
+on_exit '[ -z "$blocker" ] || scancel "$blocker"'
+start_private_cluster "$work"
 export CUDA_VISIBLE_DEVICES=""  # this machine shows no GPU: the check goes to Slurm
 
 # --- 1. a check as a job: its report reads as a local one ----------------------------------------

@@ -31,24 +31,9 @@ column() { awk -F, -v who="$2" -v n="$3" '$1 == who { gsub(/\r/, ""); print $n }
 rm -rf "$work"
 mkdir -p "$work"
 
-# The cluster's state: under the build tree, unless the path would not fit a Unix socket or
-# holds a blank (slurm.conf cannot); then in a temporary folder.
-state="$work/cluster"
-if [ "${#state}" -gt 80 ] || [[ "$state" == *[[:space:]]* ]]; then
-  state="$(mktemp -d "${TMPDIR:-/tmp}/cdplab-slurm.XXXXXX")"
-fi
-cleanup() {
-  "$here/stop-cluster.sh" "$state" >/dev/null 2>&1 || true
-  case "$state" in "$work"/*) ;; *) rm -rf "$state" ;; esac
-}
-trap cleanup EXIT
-
-status=0
-"$here/start-cluster.sh" "$state" || status=$?
-if [ "$status" = 77 ]; then exit 77; fi
-[ "$status" = 0 ] || fail "the Slurm cluster did not start (status $status)"
-# shellcheck source=/dev/null
-. "$state/env.sh"
+# shellcheck source=private-cluster.sh
+. "$here/private-cluster.sh"
+start_private_cluster "$work"
 
 # --- the class: blanks and a quote in its paths test the scripts' quoting ----------------------
 class="$work/class of 2026"
