@@ -52,7 +52,6 @@ struct RemoteCheckArgs {
 struct ServeArgs {
   std::string student;
   bool fresh_seeds = false;
-  bool no_sandbox = false;
   std::string work;
   std::optional<double> time_limit;
   std::optional<int> per_student, queue_per_student, gpus, share_gpu;

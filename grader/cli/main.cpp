@@ -173,7 +173,6 @@ int main(int argc, char** argv) {
                                             "of a student's key in authorized_keys; docs/remote-gpu.md)");
   serve->add_option("--student", serve_args.student, "the student this key belongs to (letters, digits, . _ -)")->required();
   serve->add_flag("--fresh-seeds", serve_args.fresh_seeds, "a fresh seed for every check (a grading key, Gradescope's)");
-  serve->add_flag("--no-sandbox", serve_args.no_sandbox, "grade without the box (a server given only to grading)");
   serve->add_option("--work", serve_args.work, "the folder of every student's checks (default: course.toml [serve] work, "
                                                "else build/serve)");
   serve->add_option("--time-limit", serve_args.time_limit, "seconds one check may take")->check(CLI::Range(10.0, 86400.0));
@@ -198,7 +197,6 @@ int main(int argc, char** argv) {
   remote_check->add_option("--seed", grade_args.seed, "the checks' seed");
   remote_check->add_flag("--fresh-seed", remote_check_args.fresh_seed, "a fresh seed");
   remote_check->add_option("--gpu-turns", remote_check_args.gpu_turns, "the GPU's lock file shared with other checks");
-  remote_check->add_flag("--no-sandbox", grade_args.no_sandbox, "no box");
   remote_check->add_flag("-q,--quiet", grade_args.quiet, "no progress lines");
 
   BundleArgs bundle_args;

@@ -9,6 +9,7 @@
 
 #include "batch/archive.h"
 #include "batch/slurm.h"
+#include "files/files.h"
 #include "process/process.h"
 #include "remote/gradescope_bundle.h"
 #include "remote/local_gpu.h"
@@ -131,14 +132,7 @@ grading::GradeReport check_remotely(Context& ctx, const remote::Remote& target, 
   const auto progress = [&](const std::string& line) {
     if (!args.quiet) std::cerr << "  " << line << "\n";
   };
-  struct RemovedAtEnd {
-    fs::path dir;
-    bool keep = false;
-    ~RemovedAtEnd() {
-      std::error_code ignored;
-      if (!keep && !dir.empty()) fs::remove_all(dir, ignored);
-    }
-  } job;
+  files::RemovedAtEnd job;
   job.dir = fresh_job_folder(ctx);
   grading::GradeReport report;
   try {
@@ -152,7 +146,7 @@ grading::GradeReport check_remotely(Context& ctx, const remote::Remote& target, 
       batch::pack_archive(files, archive);
       remote::Request request;
       request.seed = seed;
-      if (!args.names.empty()) request.names = exercise_ids(exercises);
+      request.names = exercise_ids(exercises);  // what this check grades, in its order (watch: one exercise)
       remote::SshTarget ssh = target.ssh;
       // Another ssh client, or ssh with options of one's own, as GIT_SSH does it for git.
       if (const char* program = std::getenv("CDPLAB_SSH"); program != nullptr && *program != '\0') ssh.program = program;
@@ -249,14 +243,9 @@ int run_remote_check(Context& ctx, const std::string& folder, const GradeArgs& a
                                         : host_name() + ", over SSH";
   if (!note.empty()) report.notes.push_back(note);
 
-  const fs::path out = fs::absolute(remote.report);
-  const fs::path partial = out.string() + ".partial";
-  {
-    std::ofstream file(partial, std::ios::binary);
-    file << report::to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    if (!file) throw UsageError("cannot write the report " + out.string());
-  }
-  fs::rename(partial, out);  // whole or not at all: the client reads it once it is there
+  // Whole or not at all: the client reads it once it is there.
+  files::write_whole(fs::absolute(remote.report),
+                     report::to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   std::error_code ignored;
   fs::remove_all(remote.build_dir, ignored);
   return kAllPassed;
@@ -266,7 +255,6 @@ int run_serve(Context& ctx, const ServeArgs& args) {
   remote::ServeOptions options;
   options.student = args.student;
   options.fresh_seeds = args.fresh_seeds;
-  options.no_sandbox = args.no_sandbox;
   options.cdplab = batch::slurm::this_executable();
   try {
     options.settings = remote::read_course(ctx.root / "course.toml").serve;
@@ -277,7 +265,8 @@ int run_serve(Context& ctx, const ServeArgs& args) {
   remote::ServeSettings& s = options.settings;
   if (!args.work.empty()) s.work = args.work;
   if (s.work.empty()) s.work = ctx.root / "build" / "serve";
-  s.work = fs::absolute(s.work).lexically_normal();
+  if (s.work.is_relative()) s.work = ctx.root / s.work;  // not sshd's working folder
+  s.work = s.work.lexically_normal();
   if (args.time_limit) s.time_limit_seconds = *args.time_limit;
   if (args.per_student) s.per_student = *args.per_student;
   if (args.queue_per_student) s.queue_per_student = *args.queue_per_student;

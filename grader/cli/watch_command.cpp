@@ -124,7 +124,16 @@ int run_watch(Context& ctx, const std::string& exercise, const GradeArgs& args) 
   SaveWatcher watcher(tree.exercise_dir(), ctx.book);
   const auto check = [&](const manifest::Exercise* e) {
     std::cout << "\nwatch: checking " << e->id << " (" << e->path() << ")\n" << std::flush;
-    const auto report = check_exercises(ctx, tree, {e}, args);
+    grading::GradeReport report;
+    try {
+      report = check_exercises(ctx, tree, {e}, args);
+    } catch (const UsageError& error) {
+      // A remote that could not answer this time (the server down, a cut connection): say so,
+      // and check again at the next save.
+      std::cout << "watch: " << error.what() << "\n" << std::flush;
+      print_next_step(ctx, current);
+      return;
+    }
     if (process::cancelled()) return;
     // Passed, or nothing failed but the GPU checks that could not run here: on to the next one.
     const bool passed = !report.exercises.empty() && report.exercises.front().all_passed();

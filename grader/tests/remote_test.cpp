@@ -439,3 +439,26 @@ TEST_CASE("remote: cdplab serve refuses what it cannot serve before it reads or 
   }
   CHECK(remote::plain_student_name("alice.b-2_c"));
 }
+
+TEST_CASE("remote: check refuses a remote it cannot use, in one line, before anything is sent") {
+  const auto check_with = [](const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
+    cdplab::process::Options options;
+    options.timeout_seconds = 300;
+    options.env = env;
+    std::vector<std::string> argv = {CDPLAB_CLI, "check", "child-grids"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return cdplab::process::run(argv, options);
+  };
+  const auto bad = check_with({"--remote", "ftp://gpulab"});
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.output, "--remote \"ftp://gpulab\" names no remote"));
+  const auto both = check_with({"--remote", "slurm", "--local"});
+  CHECK(both.exit_code == 2);
+  const auto from_env = check_with({}, {{"CDPLAB_REMOTE", "gpulab"}});
+  CHECK(from_env.exit_code == 2);
+  CHECK(contains(from_env.output, "CDPLAB_REMOTE \"gpulab\" names no remote"));
+  // No such host: one line, status 2, nothing of the student's touched (ssh's own error).
+  const auto nowhere = check_with({"--remote", "ssh://nobody@no-such-host.invalid"}, {{"CUDA_VISIBLE_DEVICES", ""}});
+  CHECK(nowhere.exit_code == 2);
+  CHECK(contains(nowhere.output, "no such host: no-such-host.invalid"));
+}

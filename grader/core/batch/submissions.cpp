@@ -104,7 +104,7 @@ std::vector<Submission> find_submissions(const fs::path& folder) {
 }
 
 CleanCopy make_clean_copy(const Submission& submission, const std::vector<const manifest::Exercise*>& exercises,
-                          const manifest::Workbook& book, const fs::path& work_dir) {
+                          const manifest::Workbook& book, const fs::path& work_dir, const UnpackLimits& limits) {
   CleanCopy copy;
   copy.dir = work_dir / "submission";
   const fs::path unpacked = work_dir / "unpacked";
@@ -115,7 +115,7 @@ CleanCopy make_clean_copy(const Submission& submission, const std::vector<const 
   fs::path layout;
   if (submission.archive) {
     // Unpacked by the grader's rules (batch/archive.h), never by a tool that follows links.
-    if (const std::string problem = unpack_archive(fs::absolute(submission.source), unpacked); !problem.empty()) {
+    if (const std::string problem = unpack_archive(fs::absolute(submission.source), unpacked, limits); !problem.empty()) {
       copy.problem = problem;
       fs::remove_all(unpacked);
       return copy;

@@ -9,6 +9,7 @@
 /// links, build outputs and anything else a submission carries never reach the build.
 #pragma once
 
+#include "batch/archive.h"
 #include "manifest/manifest.h"
 
 #include <filesystem>
@@ -53,7 +54,8 @@ constexpr std::uintmax_t kMaxExerciseFileBytes = 1 << 20;
 /// `exercises` from `submission` into `work_dir`/submission, replacing what an earlier run left
 /// there.
 CleanCopy make_clean_copy(const Submission& submission, const std::vector<const manifest::Exercise*>& exercises,
-                          const manifest::Workbook& book, const std::filesystem::path& work_dir);
+                          const manifest::Workbook& book, const std::filesystem::path& work_dir,
+                          const UnpackLimits& limits = {});
 
 /// Whether an archive member's path stays inside the folder it is unpacked into (no absolute
 /// path, no `..` part).

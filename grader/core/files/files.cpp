@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include <unistd.h>
 
@@ -27,6 +28,21 @@ void write_whole(const std::filesystem::path& path, const std::string& text) {
     if (!out) throw std::runtime_error("cannot write " + path.string());
   }
   std::filesystem::rename(partial, path);
+}
+
+std::string last_lines(const std::string& text, int count) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  for (std::size_t i = lines.size() > static_cast<std::size_t>(count) ? lines.size() - count : 0; i < lines.size(); ++i)
+    out += lines[i] + "\n";
+  return out;
+}
+
+RemovedAtEnd::~RemovedAtEnd() {
+  std::error_code ignored;
+  if (!keep && !dir.empty()) std::filesystem::remove_all(dir, ignored);
 }
 
 }  // namespace cdplab::files

@@ -15,4 +15,15 @@ std::string read_text(const std::filesystem::path& path);
 /// whole. Throws std::runtime_error (or std::filesystem::filesystem_error) when it cannot.
 void write_whole(const std::filesystem::path& path, const std::string& text);
 
+/// The last `count` lines of `text`, each ending in a line break.
+std::string last_lines(const std::string& text, int count);
+
+/// A folder removed, with what it holds, when this goes out of scope (whatever ends the scope),
+/// unless `keep` was set meanwhile; an empty path removes nothing.
+struct RemovedAtEnd {
+  std::filesystem::path dir;
+  bool keep = false;
+  ~RemovedAtEnd();
+};
+
 }  // namespace cdplab::files

@@ -36,6 +36,8 @@ void GpuTurns::set_lock_file(const std::filesystem::path& file) {
     return fd;
   };
   std::lock_guard<std::mutex> lock(mutex_);
+  if (turn_fd_ >= 0) close(turn_fd_);
+  if (gate_fd_ >= 0) close(gate_fd_);
   turn_fd_ = open_lock(file);
   gate_fd_ = open_lock(file.string() + ".gate");
 }

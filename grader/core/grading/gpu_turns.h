@@ -10,7 +10,9 @@
 /// Gradings in several processes (checks sent to the course's GPU server, `cdplab serve`) share
 /// the turns through a lock file per GPU (set_lock_file): a process holds it shared while any of
 /// its gradings shares the GPU, and alone while one has it alone; a second file beside it (the
-/// gate) keeps new shared turns out while a process waits for the GPU alone.
+/// gate) keeps new shared turns of other processes out while a process waits for the GPU alone.
+/// A process whose own shared turns overlap without a gap keeps its hold, so the waiting one has
+/// its turn when they pause (each grading on the server holds one turn at a time: a suite's run).
 #pragma once
 
 #include <condition_variable>

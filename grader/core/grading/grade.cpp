@@ -79,16 +79,6 @@ process::Result already_built() {
   return result;
 }
 
-std::string last_lines(const std::string& text, int count) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  std::string out;
-  for (std::size_t i = lines.size() > static_cast<std::size_t>(count) ? lines.size() - count : 0; i < lines.size(); ++i)
-    out += lines[i] + "\n";
-  return out;
-}
-
 /// What the grader reads of an exercise's compiled code: its PTX (the rules), the symbols of its
 /// library (what it calls or defines of the grader) and what its compiler opened. Taken right after
 /// the code compiles, before any program of the submission has run (building a suite runs it to
@@ -403,7 +393,7 @@ std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vec
       item.feedback = "the check started but never finished: the test program was killed (time limit) "
                       "or crashed without a trace";
     } else {
-      item.feedback = "the check did not run; the test run said:\n" + last_lines(run_output, 15);
+      item.feedback = "the check did not run; the test run said:\n" + files::last_lines(run_output, 15);
     }
     items.push_back(item);
   }
@@ -776,7 +766,7 @@ void run_checks_in_process(Pending& p, const std::vector<std::string>& checks, c
   o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
   const auto ran = run_check_process(p.check, {}, {"--test-case=" + test_case_filter(checks)}, o, gate);
   std::lock_guard<std::mutex> lock(output_mutex);
-  p.last_output = (ran.started ? last_lines(ran.output, 15) : "the suite could not be started\n") + "(" + ran.describe() + ")";
+  p.last_output = (ran.started ? files::last_lines(ran.output, 15) : "the suite could not be started\n") + "(" + ran.describe() + ")";
 }
 
 /// Runs the checks of each suite that `grouped` picks in one process per suite (shared_process.h),
@@ -1121,13 +1111,7 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   const bool times_baselines =
       !options.built && options.trusted_host &&
       std::any_of(exercises.begin(), exercises.end(), [](const auto* e) { return times_the_gpu(*e); });
-  struct RemovedAtEnd {  // the grading's own cache goes with it, whatever ends the grading
-    fs::path dir;
-    ~RemovedAtEnd() {
-      std::error_code ignored;
-      if (!dir.empty()) fs::remove_all(dir, ignored);
-    }
-  } own_cache;
+  files::RemovedAtEnd own_cache;  // the grading's own cache goes with it, whatever ends the grading
   if (times_baselines && options.baseline_cache.empty()) {
     own_cache.dir = beside_tree(tree, "-baselines");
     graded.baseline_cache = own_cache.dir.string();

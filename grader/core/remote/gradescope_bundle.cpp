@@ -18,8 +18,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 packages=(openssh-client ca-certificates)
 # With the project: what it builds with (the image must bring the CUDA toolkit, nvcc on the PATH).
 if [ -d "$here/project" ]; then
-  packages+=(cmake ninja-build g++ doctest-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libarchive-dev
-             bubblewrap)
+  # (toml++ is fetched by the project's CMake where the image has no package of it.)
+  packages+=(cmake ninja-build g++ doctest-dev libcli11-dev nlohmann-json3-dev libarchive-dev bubblewrap)
 fi
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${packages[@]}"
@@ -50,7 +50,7 @@ trap 'rm -rf "$work"' EXIT
 # not_graded MESSAGE: a results.json that says why nothing was graded (and the same on stderr).
 not_graded() {
   local escaped
-  escaped="$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | tr '\n\r\t' '   ')"
+  escaped="$(printf '%s' "$1" | tr '\n\r\t' '   ' | tr -d '\000-\037' | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"
   printf '{"score": 0, "output": "Not graded: %s", "output_format": "text", "visibility": "%s", "tests": []}\n' \
     "$escaped" "$VISIBILITY" > "$results"
   echo "cdplab autograder: $1" >&2
@@ -78,16 +78,19 @@ done < "$source_dir/exercises.tsv"
 [ "$found_any" = 1 ] || not_graded "no exercise file was found in the submission (upload your .cu files, or a zip of your chapters folder)"
 (cd "$staging" && tar -cf "$work/submission.tar" -- *) || not_graded "the submission could not be packed"
 
-# A GPU here and the project built by setup.sh: grade here. (CDPLAB_AUTOGRADER_LOCAL=1 and
-# CDPLAB_AUTOGRADER_CDPLAB=<cdplab> try this way without a GPU.)
+# A GPU here and the project built by setup.sh: grade here, only in the box (the bundle carries the
+# solutions and the grading key, which a student's host code must not reach); where the container
+# cannot start the box, the server grades. (CDPLAB_AUTOGRADER_LOCAL=1 and CDPLAB_AUTOGRADER_CDPLAB=
+# <cdplab> try this way without a GPU.)
 cdplab="${CDPLAB_AUTOGRADER_CDPLAB:-$source_dir/project/build/student/grader/cli/cdplab}"
-if [ -x "$cdplab" ] && { [ "${CDPLAB_AUTOGRADER_LOCAL:-0}" = 1 ] || nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }; then
-  if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
-  box=()
-  bwrap --ro-bind / / true 2>/dev/null || box=(--no-sandbox)  # a container that cannot nest the box is the box
+gpus="$(nvidia-smi -L 2>/dev/null || true)"
+if [ -x "$cdplab" ] && { [ "${CDPLAB_AUTOGRADER_LOCAL:-0}" = 1 ] || [[ "$gpus" == GPU* ]]; } &&
+   bwrap --ro-bind / / true 2>/dev/null; then
+  if [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
   only=()
   for name in $NAMES; do only+=(--only "$name"); done
-  "$cdplab" grade "$staging" "${only[@]}" "${box[@]}" --format gradescope --output "$results"     --gradescope-visibility "$VISIBILITY" --build-dir "$work/build" -q > /dev/null ||
+  "$cdplab" grade "$staging" ${only[@]+"${only[@]}"} --format gradescope --output "$results" \
+    --gradescope-visibility "$VISIBILITY" --build-dir "$work/build" -q > /dev/null ||
     [ -s "$results" ] || not_graded "the autograder could not grade here (cdplab grade failed); tell your instructor"
   exit 0
 fi
@@ -100,7 +103,7 @@ login_args=()
 [ -z "$LOGIN" ] || login_args=(-l "$LOGIN")
 ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$source_dir/known_hosts" \
   -o IdentitiesOnly=yes -i "$work/key" -o ConnectTimeout=30 -o ServerAliveInterval=15 -o ServerAliveCountMax=4 \
-  "${port_args[@]}" "${login_args[@]}" -- "$HOST" "$REQUEST" \
+  ${port_args[@]+"${port_args[@]}"} ${login_args[@]+"${login_args[@]}"} -- "$HOST" "$REQUEST" \
   < "$work/submission.tar" > "$work/results.json" 2> "$work/ssh.err"
 status=$?
 cat "$work/ssh.err" >&2

@@ -2,20 +2,23 @@
 /// @brief The course's GPU server: `cdplab serve --student NAME`, the one command a student's key
 ///        may run (an OpenSSH forced command in the server's `authorized_keys`).
 ///
-/// One request per connection (remote/protocol.h): the submission arrives on standard input and is
-/// kept whole before anything else happens; then the request waits its turn, is unpacked by the
-/// class grader's rules (batch/archive.h: regular files inside its folder only, limits on sizes)
+/// One request per connection (remote/protocol.h): the request takes a place among its student's
+/// checks (at most `queue_per_student` at once, uploading or waiting; more are refused), the
+/// submission arrives on standard input within a time limit and is kept whole; then the request
+/// waits its turn, is unpacked by the class grader's rules (batch/archive.h: regular files inside
+/// its folder only, sizes bounded to what exercise files need)
 /// into the student's own folder, graded as `cdplab check` grades (the workbook's host code, the
 /// student's device code, host parts in a box of their own) by `cdplab remote-check` in a process
-/// of its own, and the report goes back on standard output.
+/// of its own, always in the box (live submitters, one account for everyone's keys), and the
+/// report goes back on standard output.
 ///
 /// The student's name comes from the key's line (`--student`), never from the request. Below
 /// the work folder (course.toml [serve] work):
 /// - `students/<name>/requests/<id>/`: one request's upload, clean copy and build tree, removed
 ///   when it ends; `students/<name>/last-report.json`: the latest report;
 /// - `students/<name>/slot-<k>.lock`, `queue.lock`, `waiting/<pid>`: a student's checks run
-///   `per_student` at a time, at most `queue_per_student` wait (more are refused at once), so
-///   that one student's flood of requests queues behind everyone else's;
+///   `per_student` at a time, at most `queue_per_student` upload or wait (more are refused at
+///   once), so that one student's flood of requests queues behind everyone else's;
 /// - `gpus/gpu-<g>-<k>.lock`: `gpus` x `share_gpu` slots, a check holds one while it grades;
 ///   `gpus/gpu-<g>.turns`: the checks on GPU g take turns with it as a class grading does
 ///   (grading/gpu_turns.h): speed checks and timed suites have it alone;
@@ -36,7 +39,6 @@ struct ServeOptions {
   std::string student;             ///< from the key's line
   ServeSettings settings;          ///< course.toml's [serve], then the key line's options
   bool fresh_seeds = false;        ///< a fresh seed per request (a grading key); else the request's or the practice seed
-  bool no_sandbox = false;         ///< grade without the box (a server given only to grading)
   std::filesystem::path cdplab;    ///< this executable: the worker it starts
 };
 

@@ -15,10 +15,9 @@ bool contains(const std::string& text, const char* part) { return text.find(part
 
 /// The last line of ssh's own words (its messages start "ssh: " or name the host).
 std::string last_line(const std::string& text) {
-  std::string trimmed = text;
-  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r')) trimmed.pop_back();
-  const auto start = trimmed.find_last_of('\n');
-  return start == std::string::npos ? trimmed : trimmed.substr(start + 1);
+  std::string line = files::last_lines(text, 1);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  return line;
 }
 
 }  // namespace
@@ -84,6 +83,9 @@ std::string explain_ssh_failure(const process::Result& run, const std::string& h
 
 grading::GradeReport check_over_ssh(const SshTarget& target, const Request& request, const fs::path& archive,
                                     const std::function<void(const std::string& line)>& progress) {
+  std::error_code missing;
+  if (!fs::is_regular_file(archive, missing))
+    throw RemoteError("cannot read the archive of your files (" + archive.string() + "); nothing of yours was changed");
   const fs::path reply_file = archive.string() + ".reply";
   process::Options options;
   options.stdin_file = archive.string();

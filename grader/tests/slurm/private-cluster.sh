@@ -10,19 +10,19 @@ on_exit() { private_cluster_exit+=("$1"); }
 
 private_cluster_cleanup() {
   local command
-  for command in "${private_cluster_exit[@]}"; do eval "$command" || true; done
+  for command in ${private_cluster_exit[@]+"${private_cluster_exit[@]}"}; do eval "$command" || true; done
   "$private_cluster_dir/stop-cluster.sh" "$state" >/dev/null 2>&1 || true
-  case "$state" in "$1"/*) ;; *) rm -rf "$state" ;; esac
+  case "$state" in "$private_cluster_work"/*) ;; *) rm -rf "$state" ;; esac
 }
 
 start_private_cluster() {
   local work="$1" status=0
+  private_cluster_work="$work"
   state="$work/cluster"
   if [ "${#state}" -gt 80 ] || [[ "$state" == *[[:space:]]* ]]; then
     state="$(mktemp -d "${TMPDIR:-/tmp}/cdplab-slurm.XXXXXX")"
   fi
-  # shellcheck disable=SC2064  # WORK as it is now
-  trap "private_cluster_cleanup '$work'" EXIT
+  trap private_cluster_cleanup EXIT
   "$private_cluster_dir/start-cluster.sh" "$state" || status=$?
   if [ "$status" = 77 ]; then exit 77; fi
   if [ "$status" != 0 ]; then echo "FAIL: the Slurm cluster did not start (status $status)" >&2; exit 1; fi

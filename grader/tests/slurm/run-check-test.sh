@@ -61,7 +61,7 @@ fi
 
 # --- 2. a job that waits shows its place; Ctrl-C cancels it ---------------------------------------
 # A job that holds every CPU of the node: the check's job waits behind it.
-blocker="$(sbatch --parsable --exclusive --wrap "sleep 300" | cut -d';' -f1)"
+blocker="$(sbatch --parsable --exclusive --output=/dev/null --wrap "sleep 300" | cut -d';' -f1)"
 for _ in $(seq 300); do [ "$(squeue -h -j "$blocker" -o %T)" = RUNNING ] && break; sleep 0.1; done
 "$cdplab" check child-grids --remote slurm > "$work/wait.out" 2> "$work/wait.err" &
 client=$!
