@@ -184,9 +184,7 @@ grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tre
   if (remote) {
     report = check_remotely(ctx, *remote, tree, exercises, args);
   } else {
-    auto options = options_for(args, kPracticeSeed);
-    options.trusted_host = true;
-    report = grading::grade_all(exercises, tree, options, tree.exercise_dir());
+    report = grading::grade_all(exercises, tree, options_for(args, kPracticeSeed), tree.exercise_dir());
     report.tool_version = build_config::kVersion;
   }
 
@@ -316,7 +314,6 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
   if (args.sanitize) options.grade.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
   options.grade.memcheck_program = sanitizer::find_sanitizer(build_config::kNvcc);
   options.grade.shared_processes = !args.process_per_check;
-  options.grade.trusted_host = true;  // the course's grade: the grader's process is the host
   options.tool_version = build_config::kVersion;
   options.log = [](const std::string& line) { std::cerr << "cdplab: " << line << "\n"; };
   return options;
@@ -630,7 +627,6 @@ grading::GradeReport grade_submission(Context& ctx, const fs::path& dir, const f
     tree.set_sandbox(sandbox::submission_box(*box, ctx.toolchain, dir, build_dir));
     tree.set_check_boxes(sandbox::check_box(*box, ctx.toolchain), sandbox::host_parts_box(ctx.toolchain, build_dir));
   }
-  options.trusted_host = true;  // the course's grade: the grader's process is the host
   auto report = grading::grade_all(exercises, tree, options, dir.string());
   report.tool_version = build_config::kVersion;
   return report;

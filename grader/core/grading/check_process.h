@@ -3,9 +3,8 @@
 ///        them: which suite executable, in which box, with what environment, and, when the exercise
 ///        has host parts and is graded, the process of the student's host parts beside it.
 ///
-/// `cdplab check` runs the student's own suite (the student's host code, its device code loaded by
-/// the suite) as it is. `cdplab grade` runs the grading suite (the checks linked against the
-/// workbook's host code) in the check box, with the student's PTX to load (CDPLAB_DEVICE_PTX) and,
+/// Both run the grading suite (the checks linked against the workbook's host code), in the check
+/// box where the tree has one (`grade`), with the student's PTX to load (CDPLAB_DEVICE_PTX) and,
 /// for an exercise with host parts, a process of the student's host parts started for each check
 /// process in a box of its own and joined to it by two FIFOs (CDPLAB_HOST_PARTS;
 /// harness/host_parts/host_parts.h). Whatever the suite writes of its results is the grader's:

@@ -499,23 +499,18 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
     return pending;
   }
 
-  // build_all compiled the exercise and took its code before any program of the submission ran;
-  // without that (it did not compile there, or grade_exercise alone), compile it now.
-  auto code = compiled_code(tree, exercise);
+  // build_all compiled the exercise and took its code before any program of the submission ran.
+  // Code that did not compile there is not taken now (a program of the submission may have run
+  // since): compiled again only for the compiler's words.
+  const auto code = compiled_code(tree, exercise);
   if (!code) {
     report("compiling");
     const auto compiled = tree.build({entry->library_target}, options.build_seconds);
-    if (!compiled.ok() || options.trusted_host) {
-      // Graded: code that did not compile before the submission's programs ran is not taken now.
-      result.problem = compiled.timed_out ? "compiling took too long (" + compiled.describe() + ")"
-                                          : exercise.file + " does not compile";
-      result.build_log = explain_build_failure(compiled.output, tree.exercise_dir());
-      fail_all(result, exercise, "not graded: " + exercise.file + " does not compile");
-      return pending;
-    }
-    take_compiled_code(tree, exercise, *entry, sandbox::build_tool_dependencies(tree));
-    code = compiled_code(tree, exercise);
-    if (!code) throw std::runtime_error("cannot keep the compiled code of " + exercise.file + " beside " + tree.dir().string());
+    result.problem = compiled.timed_out ? "compiling took too long (" + compiled.describe() + ")"
+                                        : exercise.file + " does not compile";
+    result.build_log = explain_build_failure(compiled.output, tree.exercise_dir());
+    fail_all(result, exercise, "not graded: " + exercise.file + " does not compile");
+    return pending;
   }
 
   // What the compiler opened: a file outside the submission, the starter kit and the toolchain
@@ -541,23 +536,8 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   if (exercise.checks.empty()) return pending;
   if (!prebuilt) report("building");
   const fs::path results = results_file_for(exercise, tree);
-  if (!options.trusted_host) {
-    // `cdplab check`: the student's own suite, the student's host code with its device code.
-    const auto built = prebuilt ? already_built() : tree.build({entry->suite_target}, options.build_seconds);
-    if (!built.ok()) {
-      result.problem = built.timed_out ? "building the tests took too long (" + built.describe() + ")"
-                                       : "the tests cannot be built against " + exercise.file;
-      result.build_log = explain_build_failure(built.output, tree.exercise_dir());
-      fail_all(result, exercise, "not graded: the tests could not be built", /*checks_only=*/true);
-      return pending;
-    }
-    pending.check.suite = entry->suite_executable;
-    share_linked_code(pending.check, tree, exercise);
-    pending.results_file = results;
-    return pending;
-  }
-  // `cdplab grade`: the grading suite, the workbook's host code with the student's device code
-  // (and host parts), in the check box. Of the submission's build only the host parts' program
+  // The grading suite, the workbook's host code with the student's device code (and host
+  // parts), in the check box where the tree has one. Of the submission's build only the host parts' program
   // is built here; the grading suite is the kit's (a tree without a kit builds its own).
   std::vector<std::string> targets;
   if (!entry->grading_suite_target.empty()) targets.push_back(entry->grading_suite_target);
@@ -1078,11 +1058,7 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
   for (std::size_t i = 0; i < compiled.size(); ++i) {
     const auto& c = compiled[i];
     if (!built[i] || c.exercise->checks.empty()) continue;
-    if (!options.trusted_host) {
-      suite_targets.push_back(c.entry.suite_target);  // `cdplab check`: the student's own suite
-      continue;
-    }
-    // Graded: the host parts' program from the student's file, and a grading suite this tree
+    // The host parts' program from the student's file, and a grading suite this tree
     // builds itself (no grading kit; not part of ALL). Nothing else of the student's is built.
     if (!c.entry.host_parts_target.empty()) suite_targets.push_back(c.entry.host_parts_target);
     if (!c.entry.grading_suite_target.empty()) suite_targets.push_back(c.entry.grading_suite_target);
@@ -1109,7 +1085,7 @@ GradeReport grade_all(const std::vector<const manifest::Exercise*>& exercises, c
   // class's cache or, for one submission alone, a cache of this grading's own.
   GradeOptions graded = options;
   const bool times_baselines =
-      !options.built && options.trusted_host &&
+      !options.built &&
       std::any_of(exercises.begin(), exercises.end(), [](const auto* e) { return times_the_gpu(*e); });
   files::RemovedAtEnd own_cache;  // the grading's own cache goes with it, whatever ends the grading
   if (times_baselines && options.baseline_cache.empty()) {

@@ -1,6 +1,13 @@
 /// @file grade.h
 /// @brief Grades exercises in a build tree: compile, CDP rules on the PTX, the test suite's
 ///        checks, points from the manifest. One exercise's failure never stops the others.
+///
+/// The grader's process is the host, for `cdplab check` and `cdplab grade` alike: every check runs
+/// in the grading suite (the checks linked against the workbook's host code), in the check box
+/// where the tree has one, with the student's device code loaded into it
+/// (harness/device_code/device_code.h) and the student's host parts called in a process of their
+/// own (harness/host_parts/host_parts.h): nothing the student's host code does or writes reaches a
+/// verdict. The exercise's own suite (the whole file) is left to the project's CTest tests.
 #pragma once
 
 #include "grading/build_tree.h"
@@ -29,13 +36,6 @@ struct GradeOptions {
   /// check (shared_process.h); false: one process per check from the start.
   bool shared_processes = true;
   std::map<std::string, std::string> env;  ///< extra environment of the checks (CUDA_VISIBLE_DEVICES)
-  /// `cdplab grade` and `cdplab check`: the grader's process is the host. Every check runs in the
-  /// grading suite (the checks linked against the workbook's host code, built by the grader), in
-  /// the check box where the tree has one, with the student's device code loaded into it
-  /// (harness/device_code/device_code.h) and the student's host parts called in a process of their
-  /// own (harness/host_parts/host_parts.h): nothing the student's host code does or writes reaches
-  /// a verdict. false: the exercise's own suite runs the whole file (the project's CTest tests).
-  bool trusted_host = false;
   /// What build_all said when the caller ran it already for this grading (a class builds before it
   /// takes a GPU): grade_all then builds nothing again. Building again would take the exercises'
   /// compiled code after the submission's programs ran, which may have rewritten the tree.

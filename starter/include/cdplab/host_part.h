@@ -21,7 +21,8 @@
 /// Everything else on the host side (the entry points, the uploads and downloads, the host-side
 /// launches) runs as the workbook gives it, whatever your copy of it says: change it to explore,
 /// but know that the grade comes from the given host code with your kernels and host parts.
-/// `cdplab check` on your own machine runs your whole file, host code included.
+/// `cdplab check` grades the same way; `cdplab run CHAPTER` runs your whole file, host code
+/// included.
 ///
 /// A host part has external linkage (never in an anonymous namespace, never `static`), and its
 /// parameters and result are plain values: integers, enums, structs of such fields, or
