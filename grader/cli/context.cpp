@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <fstream>
 #include <algorithm>
@@ -135,6 +136,13 @@ int build_and_exec(const grading::BuildTree& tree, const std::string& target, co
   std::cout.flush();
   execv(executable.c_str(), argv.data());
   throw UsageError("cannot start " + executable);
+}
+
+std::string local_timestamp() {
+  const std::time_t t = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return stamp;
 }
 
 void print_progress(const manifest::Exercise& exercise, const std::string& stage) {

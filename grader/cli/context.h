@@ -72,6 +72,9 @@ int build_and_exec(const grading::BuildTree& tree, const std::string& target, co
 /// a word. Ends with a newline when `text` does.
 std::string wrapped(const std::string& text, std::size_t hanging = 0);
 
+/// Now, this machine's local time, as a name's part: "20261207-091530".
+std::string local_timestamp();
+
 /// Prints progress lines to stderr ("child-grids: compiling").
 void print_progress(const manifest::Exercise& exercise, const std::string& stage);
 

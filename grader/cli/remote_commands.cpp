@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 
@@ -43,10 +42,7 @@ remote::Course course_of(const Context& ctx) {
 
 /// A folder of its own for one remote check, below the student's build tree.
 fs::path fresh_job_folder(const Context& ctx) {
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  const fs::path dir = ctx.own_build / "remote" / (std::string(stamp) + "-" + std::to_string(getpid()));
+  const fs::path dir = ctx.own_build / "remote" / (local_timestamp() + "-" + std::to_string(getpid()));
   fs::create_directories(dir);
   return dir;
 }
@@ -219,8 +215,9 @@ int run_remote_check(Context& ctx, const std::string& folder, const GradeArgs& a
   // the node cannot start it (its verdict is the student's own practice, not a grade).
   std::optional<sandbox::Kit> box;
   std::string note;
-  if (remote.via == "slurm" && !args.no_sandbox && !sandbox::probe(sandbox::bwrap_program()).ok) {
-    note = "graded without the sandbox: " + sandbox::probe(sandbox::bwrap_program()).problem + " on " + host_name();
+  const auto& box_probe = sandbox::probe(sandbox::bwrap_program());  // asked once per process
+  if (remote.via == "slurm" && !args.no_sandbox && !box_probe.ok) {
+    note = "graded without the sandbox: " + box_probe.problem + " on " + host_name();
   } else {
     box = grading_sandbox(ctx, args, exercises);
   }

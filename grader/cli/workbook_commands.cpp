@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -46,13 +45,6 @@ std::string status_of(const Context& ctx, const Progress& progress, const manife
   const std::string starter = starter_text(ctx, e);
   if (!starter.empty() && starter == text) return "not started";
   return last != nullptr ? "changed since the last check" : "not checked yet";
-}
-
-std::string timestamp() {
-  const std::time_t t = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
-  return stamp;
 }
 
 }  // namespace
@@ -160,7 +152,7 @@ int run_reset(Context& ctx, const std::string& name) {
       std::cout << e.path() << " is already the starter; nothing to do.\n";
       return kAllPassed;
     }
-    const fs::path backup = file.string() + ".backup-" + timestamp();
+    const fs::path backup = file.string() + ".backup-" + local_timestamp();
     fs::copy_file(file, backup, fs::copy_options::overwrite_existing);
     std::cout << "your version is kept in " << fs::relative(backup, ctx.root).string() << "\n";
   }
