@@ -4,7 +4,7 @@
 #include "device_limits.h"
 #include "harness.h"
 #include "launch_count.h"
-#include "launch_delay.h"
+#include "check_perturbations.h"
 #include "lifetimes.h"
 #include "poison.h"
 
@@ -271,7 +271,7 @@ class ResultsListener : public doctest::IReporter {
     if (gpu_run) clear_launch_count();  // counted launches start from zero (launch_count.h)
     gpu_run_ = gpu_run;
     set_lifetimes_judged(gpu_run);      // what the check's runs leave behind is judged at its end
-    if (gpu_run) set_check_launch_delay(!under_sanitizer());  // writes after a launch lose their race
+    if (gpu_run) set_check_perturbations(!under_sanitizer());  // races a fast GPU hides show up
   }
   void test_case_reenter(const doctest::TestCaseData&) override {}
 

@@ -3,7 +3,7 @@
 #include "speed.h"
 
 #include "harness.h"
-#include "launch_delay.h"
+#include "check_perturbations.h"
 #include "results_log.h"
 
 #include <doctest/doctest.h>
@@ -236,7 +236,7 @@ Random speed_rng(const std::string& name) { return Random(run_seed() ^ hash_name
 
 std::vector<double> time_workload(const std::string& name, int warmups, int runs, bool baseline) {
   const TimedRun timed_run = baseline ? find_baseline(name).run : find_workload(name);
-  set_check_launch_delay(false);  // timed as it runs, not as a check perturbs it
+  set_check_perturbations(false);  // timed as it runs, not as a check perturbs it
   for (int run = 0; run < warmups; ++run) {
     Random rng = speed_rng(name);
     timed_run(rng, /*judge=*/false);

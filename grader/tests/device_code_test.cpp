@@ -2,6 +2,7 @@
 // PTX instrumented (its device-runtime calls renamed to the grader's hooks), the names its host
 // code reaches, and every exercise of this build linked at run time with the hooks, the starter
 // kit's and chapters' device libraries and the device runtime, as a check process links it.
+#include "device_calls.h"
 #include "device_link.h"
 #include "ptx_instrument.h"
 
@@ -94,7 +95,7 @@ std::size_t identifier_count(const std::string& text, const std::string& name) {
 TEST_CASE("device code: the device-runtime calls are renamed to the hooks, declarations and calls alike") {
   const std::string tag = "cdplab_hook_0123456789abcdef_";
   const auto instrumented = instrument_ptx(kParentPtx, tag);
-  CHECK(instrumented.unobserved_launches.empty());
+  CHECK(refused_device_names(kParentPtx).empty());
   for (const std::string call : {"LaunchDeviceV2", "GetLastError", "StreamCreateWithFlags"}) {
     CAPTURE(call);
     CHECK(identifier_count(instrumented.ptx, "__cudaCDP2" + call) == 0);
@@ -204,25 +205,33 @@ TEST_CASE("device code: every launch tells the hooks which function made it, and
   CHECK(identifier_count(odd.ptx, "__cudaCDP2GetParameterBufferV2") == 2);
 }
 
-TEST_CASE("device code: a launch entry point no hook observes is reported") {
-  const std::string ptx = std::string(kParentPtx) + "\n\tcall.uni (retval0), __cudaCDP2LaunchDevice, (param0);\n";
-  const auto instrumented = instrument_ptx(ptx, "cdplab_hook_x_");
-  REQUIRE(instrumented.unobserved_launches.size() == 1);
-  CHECK(instrumented.unobserved_launches.front() == "__cudaCDP2LaunchDevice");
+TEST_CASE("device code: a launch entry point no hook observes is refused") {
+  const std::string ptx = ".extern .func  (.param .b32 func_retval0) __cudaCDP2LaunchDevice\n(\n\t.param .b64 p0\n)\n;\n" +
+                          std::string(kParentPtx) + "\n\tcall.uni (retval0), __cudaCDP2LaunchDevice, (param0);\n";
+  const auto refused = refused_device_names(ptx);
+  REQUIRE(refused.size() == 1);
+  CHECK(refused.front().name == "__cudaCDP2LaunchDevice");
+  CHECK(refused_device_names_problem(ptx).find("launch child grids with <<< >>>") != std::string::npos);
+  CHECK(refused_device_names(kParentPtx).empty());
 }
 
 TEST_CASE("device code: the hooks' names all carry the process's tag") {
   const std::string tag = "cdplab_hook_fedcba9876543210_";
-  const std::string hooks = hooks_ptx(tag);
+  const std::string hooks = hooks_ptx(tag, 0x1234abcd5678ef90ull);
   CHECK(count_of(hooks, tag + "LaunchDeviceV2") >= 1);
-  CHECK(count_of(hooks, tag + "counts") >= 1);
+  CHECK(count_of(hooks, tag + "state") >= 1);
+  CHECK(count_of(hooks, tag + "block_start") >= 1);
   CHECK(count_of(hooks, "cdplab_hook_") == count_of(hooks, tag));
+  // The state's key is in the code, in every place the hooks unmask the state's address.
+  CHECK(count_of(hooks, "0x0cd91ab0c0ffee00") == 0);
+  CHECK(count_of(hooks, "0x1234abcd5678ef90") >= 5);
   // Every call the instrumentation renames has its hook.
   for (const auto& call : hooked_runtime_calls()) {
-    CAPTURE(call);
+    CAPTURE(call.ptx_name);
     CHECK(hooks.find(".visible .func") != std::string::npos);
-    CHECK(count_of(hooks, tag + call) >= 1);
+    CHECK(count_of(hooks, tag + call.hook) >= 1);
   }
+  CHECK(hook_state_key(tag) != hook_state_key("cdplab_hook_fedcba9876543211_"));
   CHECK(fresh_hook_tag() != fresh_hook_tag());
   CHECK(fresh_hook_tag().size() == std::string("cdplab_hook_").size() + 17);
 }
@@ -260,12 +269,20 @@ TEST_CASE("device code: every exercise of this build links with the hooks and it
       libraries.push_back(joined.substr(at, end - at));
       at = end + 1;
     }
-    const auto instrumented = instrument_ptx(cdplab::files::read_text(ptx_path), tag);
-    CHECK(instrumented.unobserved_launches.empty());
+    const std::string original = cdplab::files::read_text(ptx_path);
+    CHECK_MESSAGE(refused_device_names(original).empty(), refused_device_names_problem(original));
+    const auto instrumented = instrument_ptx(original, tag);
+    // Every kernel the exercise defines starts with the block-start hook.
+    int defined_kernels = 0;
+    for (std::size_t at = original.find(".entry "); at != std::string::npos; at = original.find(".entry ", at + 1)) {
+      const std::size_t body = original.find_first_of("{;", at);
+      if (body != std::string::npos && original[body] == '{') ++defined_kernels;
+    }
+    CHECK(count_of(instrumented.ptx, "call.uni " + tag + "block_start;") == defined_kernels);
     // Every launch nvcc wrote tells the hooks its caller: the real parameter-buffer request is left
     // declared and called nowhere.
     CHECK(identifier_count(instrumented.ptx, "__cudaCDP2GetParameterBufferV2") <= 1);
-    const auto result = link_device_code({{"exercise", instrumented.ptx}, {"hooks", hooks_ptx(tag)}}, libraries,
+    const auto result = link_device_code({{"exercise", instrumented.ptx}, {"hooks", hooks_ptx(tag, hook_state_key(tag))}}, libraries,
                                          "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));
     CHECK_MESSAGE(result.ok, result.log);
     CHECK(result.cubin.size() > 1000);
@@ -293,9 +310,11 @@ TEST_CASE("device code: an exercise that names the hooks' counters to write them
                              ".extern .global .align 8 .b8 cdplab_hook_counts[120];\n"
                              ".visible .entry forge() {\n .reg .b64 %rd<3>;\n mov.u64 %rd1, cdplab_hook_counts;\n"
                              " mov.u64 %rd2, 1000;\n st.global.u64 [%rd1], %rd2;\n ret;\n}\n";
+  REQUIRE(refused_device_names(forger).size() == 1);  // refused before any link
+  CHECK(refused_device_names(forger).front().name == "cdplab_hook_counts");
   const std::string tag = fresh_hook_tag();
   const auto instrumented = instrument_ptx(forger, tag);
-  const auto result = link_device_code({{"exercise", instrumented.ptx}, {"hooks", hooks_ptx(tag)}}, {},
+  const auto result = link_device_code({{"exercise", instrumented.ptx}, {"hooks", hooks_ptx(tag, hook_state_key(tag))}}, {},
                                        "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));
   CHECK_FALSE(result.ok);
   CHECK(result.log.find("cdplab_hook_counts") != std::string::npos);

@@ -28,7 +28,6 @@ struct DeviceReport {
 // Named in C, so that the grader finds them by name in the device code it loads (device_code.h).
 extern "C" {
 __device__ cdplab::detail::DeviceReport cdplab_device_report;
-__device__ unsigned cdplab_launch_delay_ns;  // set_launch_delay(); apart from the report, which resets
 }
 
 namespace cdplab {
@@ -57,15 +56,7 @@ std::string base_name(const char* path) {
 
 __device__ void record_device_launch(cudaError_t code, const char* file, int line) {
   atomicAdd(&cdplab_device_report.launches_checked, 1ull);
-  if (code == cudaSuccess) {
-    const unsigned delay = cdplab_launch_delay_ns;
-    if (delay == 0) return;
-    const unsigned long long start = global_time_ns();
-    do {
-      __nanosleep(1000);
-    } while (global_time_ns() - start < delay);
-    return;
-  }
+  if (code == cudaSuccess) return;
   if (atomicAdd(&cdplab_device_report.launch_failures, 1) == 0) {
     cdplab_device_report.first_error = static_cast<int>(code);
     cdplab_device_report.first_line = line;
@@ -133,16 +124,12 @@ void reset_device_report() {
 namespace detail {
 
 std::vector<DeviceSymbol> kit_device_symbols() {
-  return {{&cdplab_device_report, "cdplab_device_report"}, {&cdplab_launch_delay_ns, "cdplab_launch_delay_ns"}};
+  return {{&cdplab_device_report, "cdplab_device_report"}};
 }
 
 void on_device_report_reset(void (*listener)()) { g_reset_listener = listener; }
 
 }  // namespace detail
-
-void set_launch_delay(unsigned nanoseconds) {
-  CDPLAB_CHECK(cudaMemcpyToSymbol(cdplab_launch_delay_ns, &nanoseconds, sizeof nanoseconds));
-}
 
 unsigned long long device_launches_checked() {
   detail::DeviceReport report{};

@@ -2,11 +2,13 @@
 // redirection of the host code's launches and symbol copies, and the counts.
 #include "device_code.h"
 
+#include "device_calls.h"
 #include "device_link.h"
 #include "ptx_instrument.h"
 
 #include "cdplab/check.h"
 
+#include <cuda.h>  // the driver's virtual-memory types; its entry points are asked of the runtime
 #include <cuda_runtime.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
@@ -31,6 +33,7 @@ namespace {
 struct Loaded {
   cudaLibrary_t library = nullptr;
   std::string tag;      ///< the hooks' names' prefix in this process (fresh_hook_tag)
+  char* hook_state = nullptr;  ///< the hooks' HookState (device memory mapped apart: hook_state_memory)
   std::string problem;  ///< why nothing is loaded
   bool attempted = false;
   /// Host address -> mangled device name: the kernels and variables the host code reaches.
@@ -142,6 +145,86 @@ device_code::Linked linked_or_cached(const std::vector<device_code::PtxModule>& 
   return linked;
 }
 
+/// A driver entry point, asked of the runtime (the suites do not link the driver: a machine
+/// without one still runs them, and reports the GPU checks skipped); nullptr when there is none.
+template <class Function>
+Function driver_entry(const char* name) {
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(name, &function, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return reinterpret_cast<Function>(function);
+}
+
+/// Device memory for the hooks' state, out of the exercise's reach: mapped at an offset drawn per
+/// process inside a reservation of kHookReservation bytes of address space, with at least
+/// kHookGuard bytes unmapped on each side, so that a scan that walks to it from any other memory
+/// faults first. Without the driver's virtual-memory calls, plain device memory.
+constexpr std::size_t kHookReservation = std::size_t{1} << 30;
+constexpr std::size_t kHookGuard = std::size_t{256} << 20;
+
+char* hook_state_memory() {
+  const auto granularity_of = driver_entry<decltype(&cuMemGetAllocationGranularity)>("cuMemGetAllocationGranularity");
+  const auto reserve = driver_entry<decltype(&cuMemAddressReserve)>("cuMemAddressReserve");
+  const auto create = driver_entry<decltype(&cuMemCreate)>("cuMemCreate");
+  const auto map = driver_entry<decltype(&cuMemMap)>("cuMemMap");
+  const auto set_access = driver_entry<decltype(&cuMemSetAccess)>("cuMemSetAccess");
+  const auto release = driver_entry<decltype(&cuMemRelease)>("cuMemRelease");
+  int device = 0;
+  if (granularity_of && reserve && create && map && set_access && release && cudaGetDevice(&device) == cudaSuccess) {
+    CUmemAllocationProp properties{};
+    properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    properties.location.id = device;
+    std::size_t granularity = 0;
+    if (granularity_of(&granularity, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS && granularity != 0) {
+      const std::size_t bytes = (sizeof(HookState) + granularity - 1) / granularity * granularity;
+      const std::size_t slots = (kHookReservation - 2 * kHookGuard - bytes) / granularity;
+      std::random_device drawn;
+      const std::size_t offset = kHookGuard + (static_cast<std::size_t>(drawn()) % slots) * granularity;
+      CUdeviceptr base = 0;
+      CUmemGenericAllocationHandle memory = 0;
+      if (reserve(&base, kHookReservation, granularity, 0, 0) == CUDA_SUCCESS &&
+          create(&memory, bytes, &properties, 0) == CUDA_SUCCESS) {
+        CUmemAccessDesc access{};
+        access.location = properties.location;
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        const bool mapped = map(base + offset, bytes, 0, memory, 0) == CUDA_SUCCESS &&
+                            set_access(base + offset, bytes, &access, 1) == CUDA_SUCCESS;
+        (void)release(memory);  // the mapping keeps the memory until the process ends
+        if (mapped) return reinterpret_cast<char*>(base + offset);
+      }
+    }
+  }
+  (void)cudaGetLastError();
+  void* plain = nullptr;
+  return cudaMalloc(&plain, sizeof(HookState)) == cudaSuccess ? static_cast<char*>(plain) : nullptr;
+}
+
+/// Gives the loaded hooks their state, zeroed with nothing armed, and its masked address.
+std::string map_hook_state() {
+  Loaded& state = loaded();
+  state.hook_state = hook_state_memory();
+  const unsigned long long masked =
+      reinterpret_cast<unsigned long long>(state.hook_state) ^ device_code::hook_state_key(state.tag);
+  const DeviceRuntimeControl nothing_armed{-1, -1, 0, 0, 0};
+  void* address = nullptr;
+  std::size_t bytes = 0;
+  if (state.hook_state == nullptr || cudaMemset(state.hook_state, 0, sizeof(HookState)) != cudaSuccess ||
+      cudaMemcpy(state.hook_state + offsetof(HookState, control), &nothing_armed, sizeof nothing_armed,
+                 cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaLibraryGetGlobal(&address, &bytes, state.library, (state.tag + "state").c_str()) != cudaSuccess ||
+      bytes != sizeof masked || cudaMemcpy(address, &masked, sizeof masked, cudaMemcpyHostToDevice) != cudaSuccess) {
+    (void)cudaGetLastError();
+    state.hook_state = nullptr;
+    return "the grader could not set up the memory of its device-runtime hooks";
+  }
+  return "";
+}
+
 std::string load(const DeviceCodeSources& sources) {
   Loaded& state = loaded();
   bool ok = false;
@@ -167,19 +250,14 @@ std::string load(const DeviceCodeSources& sources) {
 
   state.tag = device_code::hook_tag_from(sources.hook_tag_digits);
   if (state.tag.empty()) state.tag = device_code::fresh_hook_tag();
+  if (std::string refused = device_code::refused_device_names_problem(device_ptx); !refused.empty()) return refused;
   const auto instrumented = device_code::instrument_ptx(device_ptx, state.tag);
-  if (!instrumented.unobserved_launches.empty()) {
-    std::string names;
-    for (const auto& n : instrumented.unobserved_launches) names += (names.empty() ? "" : ", ") + n;
-    return "the device code launches kernels through device-runtime entry points the grader cannot observe (" +
-           names + "); launch child grids with <<< >>>";
-  }
   state.functions = instrumented.functions;
   state.kernel_names = instrumented.kernels;
   const std::string architecture = gpu_architecture();
   if (architecture.empty()) return "the GPU's architecture could not be read";
   const std::vector<device_code::PtxModule> modules = {{"exercise", instrumented.ptx},
-                                                       {"grader hooks", device_code::hooks_ptx(state.tag)}};
+                                                       {"grader hooks", device_code::hooks_ptx(state.tag, device_code::hook_state_key(state.tag))}};
   auto linked = linked_or_cached(modules, sources, architecture, true);
   if (!linked.ok) {
     return "the device code could not be linked with the starter kit and the device runtime for " + architecture +
@@ -199,7 +277,7 @@ std::string load(const DeviceCodeSources& sources) {
     state.library = nullptr;
     return "the linked device code could not be loaded: " + cdplab::explain_cuda_error(status);
   }
-  return "";
+  return map_hook_state();
 }
 
 /// The loaded code's global `name`: its address and size; throws CudaError when it has none.
@@ -259,9 +337,11 @@ char* redirected_variable(const void* symbol, std::size_t offset, std::size_t co
   return address + offset;
 }
 
+/// A field of the hooks' state, by its offset in HookState (device memory).
 template <class T>
-T* hook_global(const char* field) {
-  return static_cast<T*>(library_global(loaded().tag + field, nullptr));
+T* hook_field(std::size_t offset) {
+  if (loaded().hook_state == nullptr) throw_not_loaded();
+  return reinterpret_cast<T*>(loaded().hook_state + offset);
 }
 
 }  // namespace
@@ -281,7 +361,7 @@ const std::string& device_code_problem() { return loaded().problem; }
 DeviceRuntimeCounts device_runtime_counts() {
   if (loaded().library == nullptr) throw_not_loaded();
   DeviceRuntimeCounts counts{};
-  CDPLAB_CHECK(cudaMemcpy(&counts, hook_global<DeviceRuntimeCounts>("counts"), sizeof counts, cudaMemcpyDeviceToHost));
+  CDPLAB_CHECK(cudaMemcpy(&counts, hook_field<DeviceRuntimeCounts>(offsetof(HookState, counts)), sizeof counts, cudaMemcpyDeviceToHost));
   return counts;
 }
 
@@ -313,7 +393,7 @@ std::map<std::pair<unsigned long long, unsigned long long>, LaunchEdgeCounts>& e
 /// Adds the current run's edges (device memory) to `into`.
 void add_run_edges(std::map<std::pair<unsigned long long, unsigned long long>, LaunchEdgeCounts>& into) {
   std::vector<LaunchEdgeCounts> slots(kLaunchEdgeSlots);
-  CDPLAB_CHECK(cudaMemcpy(slots.data(), hook_global<LaunchEdgeCounts>("edges"), slots.size() * sizeof(LaunchEdgeCounts),
+  CDPLAB_CHECK(cudaMemcpy(slots.data(), hook_field<LaunchEdgeCounts>(offsetof(HookState, edges)), slots.size() * sizeof(LaunchEdgeCounts),
                           cudaMemcpyDeviceToHost));
   for (const auto& slot : slots) {
     if (slot.key == 0) continue;
@@ -382,7 +462,7 @@ void start_device_run() noexcept {
   if (loaded().library == nullptr) return;
   try {
     DeviceRuntimeCounts finished{};
-    const bool read = cudaMemcpy(&finished, hook_global<DeviceRuntimeCounts>("counts"), sizeof finished,
+    const bool read = cudaMemcpy(&finished, hook_field<DeviceRuntimeCounts>(offsetof(HookState, counts)), sizeof finished,
                                  cudaMemcpyDeviceToHost) == cudaSuccess;
     if (read) add_counts(earlier_runs(), finished);
     const bool launched = !read || finished.launches > 0;
@@ -392,13 +472,13 @@ void start_device_run() noexcept {
     const bool owed = !read || finished.launches_injected > 0;
     const bool streams = !read || finished.streams_created > 0 || finished.streams_destroyed > 0;
     const DeviceRuntimeCounts zero{};
-    if (cudaMemcpy(hook_global<DeviceRuntimeCounts>("counts"), &zero, sizeof zero, cudaMemcpyHostToDevice) != cudaSuccess ||
-        (owed && cudaMemset(hook_global<unsigned long long>("owed"), 0, 64 * sizeof(unsigned long long)) != cudaSuccess) ||
-        (streams && cudaMemset(hook_global<unsigned long long>("destroyed"), 0,
+    if (cudaMemcpy(hook_field<DeviceRuntimeCounts>(offsetof(HookState, counts)), &zero, sizeof zero, cudaMemcpyHostToDevice) != cudaSuccess ||
+        (owed && cudaMemset(hook_field<unsigned long long>(offsetof(HookState, owed)), 0, 64 * sizeof(unsigned long long)) != cudaSuccess) ||
+        (streams && cudaMemset(hook_field<unsigned long long>(offsetof(HookState, destroyed)), 0,
                                kDestroyedStreamSlots * sizeof(unsigned long long)) != cudaSuccess) ||
-        (launched && cudaMemset(hook_global<LaunchEdgeCounts>("edges"), 0, kLaunchEdgeSlots * sizeof(LaunchEdgeCounts)) !=
+        (launched && cudaMemset(hook_field<LaunchEdgeCounts>(offsetof(HookState, edges)), 0, kLaunchEdgeSlots * sizeof(LaunchEdgeCounts)) !=
                          cudaSuccess) ||
-        (launched && cudaMemset(hook_global<unsigned long long>("pending"), 0,
+        (launched && cudaMemset(hook_field<unsigned long long>(offsetof(HookState, pending)), 0,
                                 kPendingLaunchSlots * sizeof(unsigned long long)) != cudaSuccess))
       (void)cudaGetLastError();
   } catch (...) {
@@ -426,19 +506,24 @@ namespace {
 
 /// What the host armed (the device's copy is written whole each time).
 DeviceRuntimeControl& armed() {
-  static DeviceRuntimeControl control{-1, -1};
+  static DeviceRuntimeControl control{-1, -1, 0, 0, 0};
   return control;
 }
 
+void set_control(const DeviceRuntimeControl& control) {
+  CDPLAB_CHECK(cudaMemcpy(hook_field<DeviceRuntimeControl>(offsetof(HookState, control)), &control, sizeof control,
+                          cudaMemcpyHostToDevice));
+  armed() = control;
+}
+
 void arm(long long DeviceRuntimeControl::*field, long long index) {
-  if (loaded().library == nullptr) {
+  if (loaded().library == nullptr || loaded().hook_state == nullptr) {
     if (index < 0) return;  // nothing armed where nothing is loaded
     throw_not_loaded();
   }
   DeviceRuntimeControl control = armed();
   control.*field = index;
-  CDPLAB_CHECK(cudaMemcpy(hook_global<DeviceRuntimeControl>("control"), &control, sizeof control, cudaMemcpyHostToDevice));
-  armed() = control;
+  set_control(control);
 }
 
 }  // namespace
@@ -446,6 +531,16 @@ void arm(long long DeviceRuntimeControl::*field, long long index) {
 void fail_device_launch(long long index) { arm(&DeviceRuntimeControl::fail_launch, index); }
 
 void fail_device_allocation(long long index) { arm(&DeviceRuntimeControl::fail_allocation, index); }
+
+void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long long block_delay_ns) {
+  if (loaded().library == nullptr || loaded().hook_state == nullptr) return;  // nothing to perturb
+  DeviceRuntimeControl control = armed();
+  control.launch_delay_ns = launch_delay_ns;
+  control.block_delay_ns = block_delay_ns;
+  std::random_device drawn;
+  control.block_seed = (static_cast<unsigned long long>(drawn()) << 32) ^ drawn();
+  set_control(control);
+}
 
 }  // namespace cdplab::harness
 

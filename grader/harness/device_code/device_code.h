@@ -95,4 +95,10 @@ void fail_device_launch(long long index);
 /// malloc in device code, counted together) fail as on a full heap. -1: none.
 void fail_device_allocation(long long index);
 
+/// The perturbations of a check (device_runtime_counts.h, DeviceRuntimeControl): each successful
+/// device-side launch holds the launching thread `launch_delay_ns`, and each block of the
+/// exercise's kernels starts after a time drawn below `block_delay_ns` (a new draw each call).
+/// Zeros turn both off (timed runs). Nothing happens where no device code is loaded.
+void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long long block_delay_ns);
+
 }  // namespace cdplab::harness

@@ -53,13 +53,38 @@ inline constexpr unsigned long long kUnknownCaller = ~0ull;
 /// 60000 launches of one run found no slot and counted as unknown.
 inline constexpr int kPendingLaunchSlots = 1 << 18;
 
-/// The injections the host arms (-1 arms nothing): the launch with index `fail_launch` (0 = the
-/// run's first) fails with cudaErrorLaunchPendingCountExceeded instead of launching, and the
-/// device-heap allocation with index `fail_allocation` fails as on a full heap (cudaMalloc returns
-/// cudaErrorMemoryAllocation and a null pointer, malloc a null pointer).
+/// What the host sets for the hooks (device_code.h). The injections (-1 arms nothing): the launch
+/// with index `fail_launch` (0 = the run's first) fails with cudaErrorLaunchPendingCountExceeded
+/// instead of launching, and the device-heap allocation with index `fail_allocation` fails as on
+/// a full heap (cudaMalloc returns cudaErrorMemoryAllocation and a null pointer, malloc a null
+/// pointer). The perturbations of checks (0: none, as in timed runs): a thread that launched waits
+/// `launch_delay_ns` after each successful launch, and each block of every kernel of the exercise
+/// waits a time drawn from `block_seed` and its grid and block, below `block_delay_ns`, before it
+/// starts.
 struct DeviceRuntimeControl {
   long long fail_launch;
   long long fail_allocation;
+  unsigned long long launch_delay_ns;
+  unsigned long long block_delay_ns;
+  unsigned long long block_seed;
+};
+
+/// Everything the hooks keep, in one block of device memory the host maps apart from every other
+/// (device_code.cpp): the exercise's code learns its address only XOR a key it cannot read.
+struct HookState {
+  DeviceRuntimeCounts counts;
+  DeviceRuntimeControl control;
+  /// Threads owed an injected error by their next error read, as (grid, thread) keys; 0 is free.
+  unsigned long long owed[64];
+  /// Stream handles destroyed in this run and not handed out again by a later create (an open
+  /// addressing table: 0 is free, kForgotten a handle created again).
+  unsigned long long destroyed[kDestroyedStreamSlots];
+  /// The launch tree of this run: one slot per (caller, child) edge.
+  LaunchEdgeCounts edges[kLaunchEdgeSlots];
+  /// Parameter buffers between their request and their launch (open addressing on the buffer's
+  /// address: 0 is free, kForgotten a launched one), and the edge slot of each.
+  unsigned long long pending[kPendingLaunchSlots];
+  unsigned pending_edge[kPendingLaunchSlots];
 };
 
 }  // namespace cdplab::harness

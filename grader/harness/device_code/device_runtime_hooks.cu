@@ -1,34 +1,49 @@
 // The grader's device library: every call the exercise's device code makes to the device runtime
 // (launches, streams, the device heap, events, error reads) comes here, because the loader renames
-// those call targets in the exercise's PTX (device_code.cpp). Compiled to PTX only; the loader
-// gives every name that starts with cdplab_hook_ a suffix drawn per process before it links, so
-// that no exercise can name these counters.
+// those call targets in the exercise's PTX (device_code.cpp), and every block of the exercise's
+// kernels starts here (block_start). Compiled to PTX only; the loader gives every name that starts
+// with cdplab_hook_ a suffix drawn per process before it links, so that no exercise can name
+// these functions.
+//
+// What the hooks count lives in a HookState the host maps in device memory of its own, between
+// wide unmapped guards: the module holds only its address XOR a key that is an immediate operand
+// of the hooks' code (the loader writes it in the PTX), so a scan from the exercise's globals finds
+// neither the counts nor a pointer to them, and faults if it walks far.
 #include "device_runtime_counts.h"
 
 #include <cuda_runtime.h>
 
 using cdplab::harness::DeviceRuntimeControl;
 using cdplab::harness::DeviceRuntimeCounts;
+using cdplab::harness::HookState;
 
 extern "C" {
-__device__ DeviceRuntimeCounts cdplab_hook_counts;
-__device__ DeviceRuntimeControl cdplab_hook_control = {-1, -1};
-/// Threads owed an injected error by their next error read, as (grid, thread) keys; 0 is free.
-__device__ unsigned long long cdplab_hook_owed[64];
-/// Stream handles destroyed in this run and not handed out again by a later create (an open
-/// addressing table: 0 is free, kForgotten a handle created again).
-__device__ unsigned long long cdplab_hook_destroyed[cdplab::harness::kDestroyedStreamSlots];
-/// The launch tree of this run: one slot per (caller, child) edge.
-__device__ cdplab::harness::LaunchEdgeCounts cdplab_hook_edges[cdplab::harness::kLaunchEdgeSlots];
-/// Parameter buffers between their request and their launch (open addressing on the buffer's
-/// address: 0 is free, kForgotten a launched one), and the edge slot of each.
-__device__ unsigned long long cdplab_hook_pending[cdplab::harness::kPendingLaunchSlots];
-__device__ unsigned cdplab_hook_pending_edge[cdplab::harness::kPendingLaunchSlots];
+/// The address of the hooks' state XOR the key (written by the host after loading).
+__device__ unsigned long long cdplab_hook_state;
 }
 
 namespace {
 
+/// The hooks' state. The key's text is replaced per grading by hooks_ptx (ptx_instrument.h).
+__device__ __forceinline__ HookState& state() {
+  unsigned long long key;
+  asm volatile("mov.b64 %0, 0x0cd91ab0c0ffee00;" : "=l"(key));
+  return *reinterpret_cast<HookState*>(cdplab_hook_state ^ key);
+}
+
 __device__ void count(unsigned long long& field) { atomicAdd(&field, 1ull); }
+
+__device__ unsigned long long global_time_ns() {
+  unsigned long long now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+/// Holds the calling thread for `nanoseconds` (the global timer's steps are about a microsecond).
+__device__ void hold(unsigned long long nanoseconds) {
+  const unsigned long long start = global_time_ns();
+  while (global_time_ns() - start < nanoseconds) __nanosleep(500);
+}
 
 /// This thread in this grid: the grid's id (unique while the program runs) and the thread's
 /// linear index in it, folded into one key that is never 0.
@@ -43,7 +58,7 @@ __device__ unsigned long long thread_key() {
 
 __device__ void owe_error() {
   const unsigned long long key = thread_key();
-  for (auto& slot : cdplab_hook_owed)
+  for (auto& slot : state().owed)
     if (atomicCAS(&slot, 0ull, key) == 0ull) return;
 }
 
@@ -51,7 +66,7 @@ __device__ void owe_error() {
 /// peek does not).
 __device__ cudaError_t owed_error(bool take) {
   const unsigned long long key = thread_key();
-  for (auto& slot : cdplab_hook_owed) {
+  for (auto& slot : state().owed) {
     if (slot != key) continue;
     if (!take || atomicCAS(&slot, key, 0ull) == key) return cudaErrorLaunchPendingCountExceeded;
   }
@@ -65,7 +80,7 @@ constexpr int kProbes = 64;  ///< slots looked at from a handle's home slot
 __device__ unsigned long long& destroyed_slot(cudaStream_t stream, int probe) {
   const unsigned long long h = reinterpret_cast<unsigned long long>(stream) * 0x9e3779b97f4a7c15ull;
   const unsigned home = static_cast<unsigned>(h >> 40);
-  return cdplab_hook_destroyed[(home + static_cast<unsigned>(probe)) % cdplab::harness::kDestroyedStreamSlots];
+  return state().destroyed[(home + static_cast<unsigned>(probe)) % cdplab::harness::kDestroyedStreamSlots];
 }
 
 /// Whether this call added the handle (false: it was there already, from an earlier destroy, or no
@@ -107,7 +122,7 @@ using cdplab::harness::LaunchEdgeCounts;
 
 /// The launches whose edge could not be told: slot 0, kept for them.
 __device__ LaunchEdgeCounts* unknown_edge() {
-  LaunchEdgeCounts& slot = cdplab_hook_edges[0];
+  LaunchEdgeCounts& slot = state().edges[0];
   if (atomicCAS(&slot.key, 0ull, cdplab::harness::kUnknownEdge) == 0ull) {
     slot.child = 0;
     slot.caller = cdplab::harness::kUnknownCaller;
@@ -119,7 +134,7 @@ __device__ LaunchEdgeCounts* unknown_edge() {
 __device__ LaunchEdgeCounts* edge_slot(unsigned long long key, unsigned long long child, unsigned long long caller) {
   const unsigned home = static_cast<unsigned>((key * 0x9e3779b97f4a7c15ull) >> 58);
   for (int probe = 0; probe < kLaunchEdgeSlots - 1; ++probe) {
-    LaunchEdgeCounts& slot = cdplab_hook_edges[1 + (home + probe) % (kLaunchEdgeSlots - 1)];
+    LaunchEdgeCounts& slot = state().edges[1 + (home + probe) % (kLaunchEdgeSlots - 1)];
     const unsigned long long seen = atomicCAS(&slot.key, 0ull, key);
     if (seen == 0ull) {  // claimed: the host reads child and caller once the run is over
       slot.child = child;
@@ -132,7 +147,7 @@ __device__ LaunchEdgeCounts* edge_slot(unsigned long long key, unsigned long lon
 
 __device__ unsigned long long& pending_slot(const void* buffer, int probe) {
   const unsigned long long h = reinterpret_cast<unsigned long long>(buffer) * 0x9e3779b97f4a7c15ull;
-  return cdplab_hook_pending[(static_cast<unsigned>(h >> 40) + static_cast<unsigned>(probe)) % kPendingLaunchSlots];
+  return state().pending[(static_cast<unsigned>(h >> 40) + static_cast<unsigned>(probe)) % kPendingLaunchSlots];
 }
 
 /// The buffer will be launched by this thread: its edge waits for it here.
@@ -142,7 +157,7 @@ __device__ void remember_pending(const void* buffer, unsigned edge) {
     unsigned long long& slot = pending_slot(buffer, probe);
     const unsigned long long seen = atomicCAS(&slot, 0ull, address);
     if (seen == 0ull || (seen == kForgotten && atomicCAS(&slot, kForgotten, address) == kForgotten)) {
-      cdplab_hook_pending_edge[&slot - cdplab_hook_pending] = edge;
+      state().pending_edge[&slot - state().pending] = edge;
       return;
     }
   }
@@ -156,9 +171,9 @@ __device__ LaunchEdgeCounts* take_pending(const void* buffer) {
     const unsigned long long seen = *static_cast<volatile unsigned long long*>(&slot);
     if (seen == 0ull) break;
     if (seen != address) continue;
-    const unsigned edge = cdplab_hook_pending_edge[&slot - cdplab_hook_pending];
+    const unsigned edge = state().pending_edge[&slot - state().pending];
     atomicExch(&slot, kForgotten);
-    return edge < kLaunchEdgeSlots ? &cdplab_hook_edges[edge] : unknown_edge();
+    return edge < kLaunchEdgeSlots ? &state().edges[edge] : unknown_edge();
   }
   return unknown_edge();
 }
@@ -175,51 +190,74 @@ extern "C" __device__ void* cdplab_hook_GetParameterBufferFrom(void* child, dim3
     const unsigned long long address = reinterpret_cast<unsigned long long>(child);
     const unsigned long long key = (static_cast<unsigned long long>(caller + 1) << 56) ^ (address & ((1ull << 56) - 1));
     LaunchEdgeCounts* edge = edge_slot(key, address, caller);
-    remember_pending(buffer, edge != nullptr ? static_cast<unsigned>(edge - cdplab_hook_edges) : ~0u);
+    remember_pending(buffer, edge != nullptr ? static_cast<unsigned>(edge - state().edges) : ~0u);
   }
   return buffer;
 }
 
 extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, cudaStream_t stream) {
-  const unsigned long long index = atomicAdd(&cdplab_hook_counts.launches, 1ull);
+  const unsigned long long index = atomicAdd(&state().counts.launches, 1ull);
   LaunchEdgeCounts* edge = take_pending(parameters);
   int into = 3;
   if (stream == nullptr) into = 0;
   else if (stream == cudaStreamTailLaunch) into = 1;
   else if (stream == cudaStreamFireAndForget) into = 2;
-  unsigned long long* kinds[4] = {&cdplab_hook_counts.null_stream, &cdplab_hook_counts.tail_launch,
-                                  &cdplab_hook_counts.fire_and_forget, &cdplab_hook_counts.named_stream};
+  unsigned long long* kinds[4] = {&state().counts.null_stream, &state().counts.tail_launch,
+                                  &state().counts.fire_and_forget, &state().counts.named_stream};
   count(*kinds[into]);
-  if (into == 3 && destroyed(stream)) count(cdplab_hook_counts.into_destroyed);
+  if (into == 3 && destroyed(stream)) count(state().counts.into_destroyed);
   if (edge != nullptr) {
     count(edge->grids);
     count(edge->into[into]);
   }
-  const long long fail = cdplab_hook_control.fail_launch;
+  const long long fail = state().control.fail_launch;
   if (fail >= 0 && static_cast<unsigned long long>(fail) == index) {
-    count(cdplab_hook_counts.launches_injected);
-    count(cdplab_hook_counts.launches_failed);
+    count(state().counts.launches_injected);
+    count(state().counts.launches_failed);
     if (edge != nullptr) count(edge->failed);
     owe_error();
     return cudaErrorLaunchPendingCountExceeded;
   }
   const cudaError_t status = cudaLaunchDeviceV2(parameters, stream);
   if (status != cudaSuccess) {
-    count(cdplab_hook_counts.launches_failed);
+    count(state().counts.launches_failed);
     if (edge != nullptr) count(edge->failed);
+    return status;
   }
+  // In a check the child usually starts before the launching thread's next statement: a write the
+  // parent makes after the launch, which the child was never promised to see, loses its race.
+  const unsigned long long delay = state().control.launch_delay_ns;
+  if (delay != 0) hold(delay);
   return status;
 }
 
+/// The first call of every block of the exercise's kernels (instrument_ptx): in a check, the block
+/// waits a time drawn from the seed, its grid and its place in the grid, below block_delay_ns, so
+/// that a race between blocks that the GPU's usual order hides (one block storing where another
+/// has still to read) shows up.
+extern "C" __device__ void cdplab_hook_block_start() {
+  const DeviceRuntimeControl& control = state().control;
+  const unsigned long long most = control.block_delay_ns;
+  if (most == 0) return;
+  unsigned long long grid = 0;
+  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
+  unsigned long long x = control.block_seed ^ (grid * 0x9e3779b97f4a7c15ull) ^
+                         ((static_cast<unsigned long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;  // splitmix64's finaliser
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  hold(x % most);
+}
+
 extern "C" __device__ cudaError_t cdplab_hook_GetLastError() {
-  count(cdplab_hook_counts.error_reads);
+  count(state().counts.error_reads);
   const cudaError_t owed = owed_error(true);
   const cudaError_t real = cudaGetLastError();
   return owed != cudaSuccess ? owed : real;
 }
 
 extern "C" __device__ cudaError_t cdplab_hook_PeekAtLastError() {
-  count(cdplab_hook_counts.error_reads);
+  count(state().counts.error_reads);
   const cudaError_t owed = owed_error(false);
   const cudaError_t real = cudaPeekAtLastError();
   return owed != cudaSuccess ? owed : real;
@@ -228,7 +266,7 @@ extern "C" __device__ cudaError_t cdplab_hook_PeekAtLastError() {
 extern "C" __device__ cudaError_t cdplab_hook_StreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
   const cudaError_t status = cudaStreamCreateWithFlags(stream, flags);
   if (status == cudaSuccess) {
-    count(cdplab_hook_counts.streams_created);
+    count(state().counts.streams_created);
     forget_destroyed(*stream);
   }
   return status;
@@ -240,7 +278,7 @@ extern "C" __device__ cudaError_t cdplab_hook_StreamDestroy(cudaStream_t stream)
   const bool added = remember_destroyed(stream);
   __threadfence();
   const cudaError_t status = cudaStreamDestroy(stream);
-  if (status == cudaSuccess) count(cdplab_hook_counts.streams_destroyed);
+  if (status == cudaSuccess) count(state().counts.streams_destroyed);
   else if (added) forget_destroyed(stream);  // not destroyed after all (a second destroy keeps the first's record)
   return status;
 }
@@ -249,10 +287,10 @@ namespace {
 
 /// Whether this allocation request is the one the host armed to fail.
 __device__ bool allocation_fails() {
-  const unsigned long long index = atomicAdd(&cdplab_hook_counts.heap_requests, 1ull);
-  const long long fail = cdplab_hook_control.fail_allocation;
+  const unsigned long long index = atomicAdd(&state().counts.heap_requests, 1ull);
+  const long long fail = state().control.fail_allocation;
   if (fail < 0 || static_cast<unsigned long long>(fail) != index) return false;
-  count(cdplab_hook_counts.heap_injected);
+  count(state().counts.heap_injected);
   return true;
 }
 
@@ -264,29 +302,43 @@ extern "C" __device__ cudaError_t cdplab_hook_Malloc(void** pointer, size_t byte
     return cudaErrorMemoryAllocation;
   }
   const cudaError_t status = cudaMalloc(pointer, bytes);
-  if (status == cudaSuccess && *pointer != nullptr) count(cdplab_hook_counts.heap_cuda_mallocs);
+  if (status == cudaSuccess && *pointer != nullptr) count(state().counts.heap_cuda_mallocs);
   return status;
 }
 
 extern "C" __device__ cudaError_t cdplab_hook_Free(void* pointer) {
   const cudaError_t status = cudaFree(pointer);
-  if (status == cudaSuccess && pointer != nullptr) count(cdplab_hook_counts.heap_cuda_frees);  // cudaFree(nullptr) frees nothing
+  if (status == cudaSuccess && pointer != nullptr) count(state().counts.heap_cuda_frees);  // cudaFree(nullptr) frees nothing
   return status;
 }
 
 extern "C" __device__ cudaError_t cdplab_hook_EventRecord(cudaEvent_t event, cudaStream_t stream) {
-  count(cdplab_hook_counts.events_recorded);
+  count(state().counts.events_recorded);
   return cudaEventRecord(event, stream);
+}
+
+extern "C" __device__ cudaError_t cdplab_hook_EventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                                                   unsigned flags) {
+  count(state().counts.events_recorded);
+  return cudaEventRecordWithFlags(event, stream, flags);
 }
 
 extern "C" __device__ void* cdplab_hook_malloc(size_t bytes) {
   if (allocation_fails()) return nullptr;
   void* memory = malloc(bytes);
-  if (memory != nullptr) count(cdplab_hook_counts.heap_mallocs);
+  if (memory != nullptr) count(state().counts.heap_mallocs);
+  return memory;
+}
+
+/// __nv_aligned_device_malloc, which nvcc writes as a call of __cuda_syscall_aligned_malloc.
+extern "C" __device__ void* cdplab_hook_aligned_malloc(size_t bytes, size_t alignment) {
+  if (allocation_fails()) return nullptr;
+  void* memory = __nv_aligned_device_malloc(bytes, alignment);
+  if (memory != nullptr) count(state().counts.heap_mallocs);
   return memory;
 }
 
 extern "C" __device__ void cdplab_hook_free(void* memory) {
-  if (memory != nullptr) count(cdplab_hook_counts.heap_frees);
+  if (memory != nullptr) count(state().counts.heap_frees);
   free(memory);
 }

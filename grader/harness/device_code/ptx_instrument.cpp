@@ -1,6 +1,9 @@
 #include "ptx_instrument.h"
 
+#include "device_calls.h"
+
 #include <algorithm>
+#include <cstdio>
 #include <random>
 #include <regex>
 #include <set>
@@ -13,6 +16,9 @@ namespace {
 
 constexpr const char* kRuntimePrefix = "__cudaCDP2";
 constexpr const char* kHookPrefix = "cdplab_hook_";
+/// The constant the hooks' source writes where the key of the state's address goes
+/// (device_runtime_hooks.cu): hooks_ptx writes the drawn key in its place.
+constexpr const char* kStateKeyMarker = "0x0cd91ab0c0ffee00";
 
 /// A PTX identifier's characters (PTX allows $ and % besides letters, digits and _).
 bool identifier_char(char c) {
@@ -153,38 +159,63 @@ std::string addresses_kernel(const std::string& tag, const std::vector<std::stri
   return text + "\tret;\n}\n";
 }
 
-}  // namespace
-
-const std::vector<std::string>& hooked_runtime_calls() {
-  static const std::vector<std::string> calls{"LaunchDeviceV2", "GetLastError", "PeekAtLastError",
-                                              "StreamCreateWithFlags", "StreamDestroy", "Malloc", "Free",
-                                              "EventRecord", "malloc", "free"};
-  return calls;
+/// Every kernel defined in `ptx` made to call `<tag>block_start` first (see instrument_ptx).
+std::string with_block_starts(const std::string& ptx, const std::string& tag) {
+  const std::string hook = tag + "block_start";
+  std::vector<std::size_t> bodies;  // just after the `{` of each kernel's body
+  const auto headers = function_headers(ptx);
+  for (const auto& h : headers) {
+    if (!h.kernel) continue;
+    int depth = 0;
+    for (std::size_t at = ptx.find(h.name, h.at) + h.name.size(); at < ptx.size(); ++at) {
+      const char c = ptx[at];
+      if (c == '(') ++depth;
+      else if (c == ')') --depth;
+      else if (depth == 0 && c == ';') break;  // a declaration
+      else if (depth == 0 && c == '{') {
+        bodies.push_back(at + 1);
+        break;
+      }
+    }
+  }
+  if (bodies.empty()) return ptx;
+  const std::size_t line = ptx.rfind('\n', headers.front().at);
+  const std::size_t declare_at = line == std::string::npos ? 0 : line + 1;
+  std::string out;
+  out.reserve(ptx.size() + bodies.size() * 48 + 64);
+  out.append(ptx, 0, declare_at);
+  out += ".extern .func " + hook + "\n()\n;\n";
+  std::size_t copied = declare_at;
+  for (const std::size_t body : bodies) {
+    out.append(ptx, copied, body - copied);
+    out += "\n\tcall.uni " + hook + ";";
+    copied = body;
+  }
+  out.append(ptx, copied, std::string::npos);
+  return out;
 }
 
+}  // namespace
+
 InstrumentedPtx instrument_ptx(const std::string& ptx, const std::string& tag) {
-  InstrumentedPtx result{ptx, {}, {}, {}};
+  InstrumentedPtx result{ptx, {}, {}};
   result.ptx = with_callers(ptx, tag, &result.functions);
   for (const auto& h : function_headers(ptx))
     if (h.kernel && std::find(result.kernels.begin(), result.kernels.end(), h.name) == result.kernels.end())
       result.kernels.push_back(h.name);
+  result.ptx = with_block_starts(result.ptx, tag);
   result.ptx += addresses_kernel(tag, result.kernels);
-  for (const auto& call : hooked_runtime_calls()) {
-    const bool heap = call == "malloc" || call == "free";
-    result.ptx = replace_identifier(result.ptx, heap ? call : kRuntimePrefix + call, tag + call);
-  }
-  // A launch entry point's own parameters are named after it ("..._param_0"): not entry points.
-  static const std::regex launch(R"(__cudaCDP2Launch[A-Za-z0-9_$]*)");
-  static const std::regex parameter(R"(.*_param_[0-9]+)");
-  std::set<std::string> left;
-  for (std::sregex_iterator it(result.ptx.begin(), result.ptx.end(), launch), end; it != end; ++it)
-    if (!std::regex_match(it->str(), parameter)) left.insert(it->str());
-  result.unobserved_launches.assign(left.begin(), left.end());
+  for (const auto& call : hooked_runtime_calls())
+    if (call.ptx_name != kParameterBuffer) result.ptx = replace_identifier(result.ptx, call.ptx_name, tag + call.hook);
   return result;
 }
 
-std::string hooks_ptx(const std::string& tag) {
-  const std::string text = device_runtime_hooks_ptx();
+std::string hooks_ptx(const std::string& tag, std::uint64_t key) {
+  std::string text = device_runtime_hooks_ptx();
+  char drawn[24];
+  std::snprintf(drawn, sizeof drawn, "0x%016llx", static_cast<unsigned long long>(key));
+  for (std::size_t at = text.find(kStateKeyMarker); at != std::string::npos; at = text.find(kStateKeyMarker, at))
+    text.replace(at, std::string(kStateKeyMarker).size(), drawn);
   std::string out;
   out.reserve(text.size() + 1024);
   std::size_t at = 0;
@@ -217,6 +248,17 @@ std::vector<std::string> exported_device_names(const std::string& ptx) {
       names.push_back(match[1].str());
   }
   return names;
+}
+
+std::uint64_t hook_state_key(const std::string& tag) {
+  std::uint64_t x = 0x6a09e667f3bcc909ull;
+  for (const unsigned char c : tag) {  // splitmix64 steps over the tag's characters
+    x += 0x9e3779b97f4a7c15ull ^ c;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+  }
+  return x;
 }
 
 std::string fresh_hook_tag() {

@@ -5,18 +5,21 @@
 /// Pure text work, with no GPU and no CUDA call: the grader's own tests run it on every exercise.
 #pragma once
 
+#include "device_calls.h"
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace cdplab::harness::device_code {
 
-/// The device-runtime entry points the hooks stand in for, as nvcc's PTX names them
-/// (`__cudaCDP2<name>`), and the device heap's `malloc` and `free`.
-const std::vector<std::string>& hooked_runtime_calls();
-
-/// `ptx` with every call target listed by hooked_runtime_calls() renamed to the hook of that name
-/// with `tag` as its prefix (`__cudaCDP2LaunchDeviceV2` -> `<tag>LaunchDeviceV2`, `malloc` ->
-/// `<tag>malloc`), declarations included. Identifiers are matched whole.
+/// `ptx` with every call target listed by hooked_runtime_calls() renamed to its hook with `tag` as
+/// its prefix (`__cudaCDP2LaunchDeviceV2` -> `<tag>LaunchDeviceV2`, `malloc` -> `<tag>malloc`),
+/// declarations included. Identifiers are matched whole. Names the hooks do not know are judged
+/// before (device_calls.h): the loader refuses code that uses one.
+///
+/// Every kernel the PTX defines calls `<tag>block_start` first: in a check it holds each block
+/// for a time drawn per block, so that the order blocks run in is not always the GPU's usual one.
 ///
 /// Each parameter-buffer request (`__cudaCDP2GetParameterBufferV2`, the first half of a `<<< >>>`
 /// in device code) calls `<tag>GetParameterBufferFrom` instead, with one argument more: the index
@@ -26,16 +29,19 @@ const std::vector<std::string>& hooked_runtime_calls();
 /// of `kernels` (defined or declared) into out[i]: how the host names a launch's child.
 struct InstrumentedPtx {
   std::string ptx;
-  /// Launch entry points left in the PTX that no hook observes (`__cudaCDP2LaunchDevice`, say):
-  /// a launch through one would go uncounted, so the grader refuses such code.
-  std::vector<std::string> unobserved_launches;
   std::vector<std::string> functions;  ///< the PTX's functions (.entry and .func), mangled, in order
   std::vector<std::string> kernels;    ///< the kernels whose addresses <tag>kernel_addresses writes
 };
 InstrumentedPtx instrument_ptx(const std::string& ptx, const std::string& tag);
 
-/// The hooks' PTX with the prefix `cdplab_hook_` of every name replaced by `tag`.
-std::string hooks_ptx(const std::string& tag);
+/// The hooks' PTX with the prefix `cdplab_hook_` of every name replaced by `tag`, and `key` where
+/// the hooks unmask the address of their state (device_code.cpp keeps the state out of the
+/// exercise's reach: only the address XOR the key is in the module's memory).
+std::string hooks_ptx(const std::string& tag, std::uint64_t key);
+
+/// The key of the hooks' state for `tag` (a mix of its digits): the same for every process of one
+/// exercise's grading, so that they share one linked cubin.
+std::uint64_t hook_state_key(const std::string& tag);
 
 /// The kernels and the global and constant variables a PTX module defines with external linkage
 /// (`.visible .entry NAME`, `.visible .global ... NAME`, `.visible .const ... NAME`): the names

@@ -86,15 +86,8 @@ void on_device_report_reset(void (*listener)());
 
 }  // namespace detail
 
-/// For grading: after each launch that CDPLAB_CHECK_LAUNCH() finds successful, the launching
-/// thread waits `nanoseconds` (0, the default: no wait) before it goes on. A child grid then
-/// usually starts before the parent's next statements run, so that a write made after the
-/// launch, which the child was never promised to see, shows up as the race it is instead of
-/// landing first by luck. Checks turn it on; timed runs turn it off.
-void set_launch_delay(unsigned nanoseconds);
-
 /// Device side: counts a checked launch and records it if it failed (`code` != cudaSuccess); the
-/// first failure keeps its place. A successful launch then waits the delay set_launch_delay() set.
+/// first failure keeps its place.
 __device__ void record_device_launch(cudaError_t code, const char* file, int line);
 
 /// Device side: records that a TODO marker was reached.
