@@ -77,6 +77,24 @@ std::vector<HostileCase> hostile_cases() {
                             kEntry);
        },
        "calls the grader's own code"},
+      // Default deny: a launch through a device-runtime entry point no hook observes (the
+      // per-thread default stream's launch, called by name) is refused before any check runs.
+      {"launches-through-an-unhooked-entry-point", false,
+       [](std::string s) {
+         return replace(s, "expand_child<<<blocks, kChildThreads>>>(values, out, begin, end, item);",
+                        "void* buffer = cudaGetParameterBufferV2(reinterpret_cast<void*>(expand_child), dim3(blocks), "
+                        "dim3(kChildThreads), 0);\n"
+                        "  if (buffer != nullptr) {\n"
+                        "    char* p = static_cast<char*>(buffer);\n"
+                        "    *reinterpret_cast<const float**>(p) = values;\n"
+                        "    *reinterpret_cast<float**>(p + 8) = out;\n"
+                        "    *reinterpret_cast<unsigned*>(p + 16) = begin;\n"
+                        "    *reinterpret_cast<unsigned*>(p + 20) = end;\n"
+                        "    *reinterpret_cast<unsigned*>(p + 24) = item;\n"
+                        "    cudaLaunchDeviceV2_ptsz(buffer, 0);\n"
+                        "  }");
+       },
+       "which the grader does not observe and refuses"},
       {"includes-a-solution", false,
        [](std::string s) { return "#include \"../../solutions/01-fundamentals/child_grids.cu\"\n" + s; },
        "refers to the grader's own code"},

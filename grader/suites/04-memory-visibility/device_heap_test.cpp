@@ -9,6 +9,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,11 +20,28 @@ namespace {
 namespace oracle = cdplab::oracle::visibility;
 using cdplab::visibility::HeapRun;
 
-/// Runs heap_scratch_sums over `sizes` and judges the sums.
+/// The largest device heap the lesson accepts for `sizes`: eight times the bytes of all buffers,
+/// 256 bytes per buffer and 16 MiB (the reference asks for about a quarter of it).
+std::size_t most_heap_bytes(const std::vector<unsigned>& sizes) {
+  std::size_t payload = 0;
+  for (unsigned size : sizes) payload += std::size_t{size} * sizeof(unsigned);
+  return 8 * payload + 256 * sizes.size() + (std::size_t{16} << 20);
+}
+
+/// Runs heap_scratch_sums over `sizes` and judges the sums, and the heap in effect afterwards
+/// (read back here, not believed): no larger than the largest workload of this process needs.
 HeapRun expect_sums(const std::vector<unsigned>& sizes) {
+  static std::size_t most_so_far = 0;  // the heap cannot shrink once used: the largest workload counts
+  most_so_far = std::max(most_so_far, most_heap_bytes(sizes));
   const HeapRun run = cdplab::visibility::heap_scratch_sums(sizes);
   const auto verdict = oracle::judge_scratch_sums(sizes, run);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+  std::size_t heap = 0;
+  CDPLAB_CHECK(cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
+  CHECK_MESSAGE(heap <= most_so_far,
+                "the device heap in effect after reserve_heap_for is " << heap << " bytes, more than " << most_so_far
+                << " (eight times the bytes of all buffers, plus 256 bytes per buffer, plus 16 MiB): the heap is "
+                << "device memory no other allocation can use; size it from the workload");
   return run;
 }
 

@@ -165,13 +165,24 @@ inline Verdict judge_pool_run(const PoolRun& run) {
 /// The pool limits of two runs, each started from the default limit, show a pool sized from
 /// the workload: each holds that run's children, and the larger workload got the larger pool
 /// (a fixed limit, however large, does not grow).
+/// The most entries a pool sized from the workload may hold, from the default pool: the lesson's
+/// bound (four times the children plus 4096), far above what a margin needs.
+inline std::size_t most_pool_entries(unsigned children) { return 4 * std::size_t{children} + 4096; }
+
 inline Verdict judge_pool_sizing(const PoolRun& smaller, const PoolRun& larger) {
   std::ostringstream out;
   for (const PoolRun* run : {&smaller, &larger}) {
     if (run->pool_limit < run->children) {
-      out << "for " << run->children << " children size_launch_pool returned " << run->pool_limit
-          << ", fewer than the children pending at once: set cudaLimitDevRuntimePendingLaunchCount from the workload, "
-          << "read it back with cudaDeviceGetLimit and return that value";
+      out << "for " << run->children << " children the pending launch pool in effect held " << run->pool_limit
+          << " entries, fewer than the children pending at once: set cudaLimitDevRuntimePendingLaunchCount from "
+          << "the workload";
+      return oracle::fail(out.str());
+    }
+    if (run->pool_limit > most_pool_entries(run->children)) {
+      out << "for " << run->children << " children the pending launch pool in effect held " << run->pool_limit
+          << " entries (the run started from the default of " << kDefaultPendingLaunches << "): more than "
+          << most_pool_entries(run->children) << ", four times the children plus 4096. Every entry costs device "
+          << "memory: size the pool from the workload, with a margin, not a large fixed number";
       return oracle::fail(out.str());
     }
   }
