@@ -3,6 +3,7 @@
 #include "build_config.h"
 #include "commands.h"
 
+#include "grading/launch_edges.h"
 #include "process/process.h"
 #include "rules/launch_graph.h"
 #include "rules/rule.h"
@@ -68,6 +69,20 @@ int run_rules(Context& ctx, const std::string& file, bool dot, const std::string
       ++failed;
       std::cout << wrapped("         found: " + verdict.found + "\n", 7);
       if (!rule.message.empty()) std::cout << wrapped("         " + rule.message + "\n");
+    }
+  }
+  // Each launch site as the edge it would make on the GPU, judged as the checks judge the edges
+  // their runs made (grading/launch_edges.h). Informative: the exit status is the rules'.
+  const grading::LessonLaunches lesson(exercise->rules, graph);
+  const auto edges = grading::static_launch_edges(graph);
+  if (lesson.judges() && !edges.empty()) {
+    std::cout << "\nLaunch sites as the checks judge the launches they see:\n";
+    for (const auto& edge : edges) {
+      const std::string fault = lesson.fault(edge);
+      std::cout << wrapped((fault.empty() ? "  [ok] " : "  [against the lesson] ") + edge.caller + " -> " + edge.child +
+                               "\n",
+                           7);
+      if (!fault.empty()) std::cout << wrapped("         " + fault + "\n", 7);
     }
   }
   return failed == 0 ? kAllPassed : kSomeFailed;

@@ -2,6 +2,7 @@
 
 #include "files/files.h"
 #include "grading/check_process.h"
+#include "grading/launch_edges.h"
 #include "grading/shared_process.h"
 #include "process/process.h"
 #include "quiz/quiz.h"
@@ -313,6 +314,8 @@ std::vector<LaunchTreeEdge> launch_tree_edges(const nlohmann::json& launches) {
     if (!edge.is_object()) continue;
     edges.push_back({name(edge, "caller"), name(edge, "child"), count(edge, "grids"), count(edge, "null"),
                      count(edge, "tail"), count(edge, "fire_and_forget"), count(edge, "named"), count(edge, "failed")});
+    edges.back().caller_symbol = symbol_of(edge, "caller");  // what the lesson's rules judge it by
+    edges.back().child_symbol = symbol_of(edge, "child");
   }
   return edges;
 }
@@ -458,6 +461,7 @@ struct Pending {
   fs::path results_file;
   std::string last_output;  ///< the end of the last run of its suite, and how it ended
   std::vector<CheckRun> checks;  ///< its checks as they run (run_checks fills it)
+  std::string ptx;  ///< its PTX as taken, which the checks load: their launch edges are judged on it
   bool gpu_used = false;  ///< some check of the suite ran on a GPU
 };
 
@@ -529,6 +533,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   }
 
   report("rules");
+  pending.ptx = code->ptx;
   const std::string source_text = files::read_text(entry->source);
   for (auto& item : evaluate_rules(exercise, code->ptx, source_text)) result.items.push_back(item);
   result.items.push_back(finished_item(source_text));
@@ -614,6 +619,8 @@ void finish_exercise(Pending& pending, const std::string& token, DeviceSeen* see
   }
   const std::string said = pending.last_output.empty() ? "(the suite was never run)" : pending.last_output;
   for (auto& item : check_items(exercise, events, said)) result.items.push_back(item);
+  // Who launched whom, into which streams, as the checks' runs made it: against the lesson's rules.
+  judge_launch_edges(exercise, pending.ptx, result.items);
   speed_counts_only_when_correct(result.items);
   for (const auto& e : events) pending.gpu_used = pending.gpu_used || (e.event == "start" && !e.device.empty());
   if (seen != nullptr) {

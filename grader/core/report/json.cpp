@@ -30,6 +30,7 @@ json item_to_json(const Item& item) {
       launches.push_back({{"caller", text::valid_utf8(e.caller)}, {"child", text::valid_utf8(e.child)},
                           {"grids", e.grids}, {"null", e.null_stream}, {"tail", e.tail},
                           {"fire_and_forget", e.fire_and_forget}, {"named", e.named}, {"failed", e.failed}});
+      if (!e.fault.empty()) launches.back()["fault"] = text::valid_utf8(e.fault);  // against the lesson
     }
     object["launches"] = launches;
   }
@@ -147,6 +148,7 @@ Item item_from_json(const json& object, const std::string& where) {
       e.fire_and_forget = read_count(launches[i], "fire_and_forget", at);
       e.named = read_count(launches[i], "named", at);
       e.failed = read_count(launches[i], "failed", at);
+      e.fault = read_string(launches[i], "fault", at);
       item.launches.push_back(e);
     }
   }

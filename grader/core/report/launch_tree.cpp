@@ -60,6 +60,9 @@ Layout layout(const std::vector<LaunchTreeEdge>& edges) {
   return l;
 }
 
+/// An edge's label in the picture: its grids, and whether the lesson allows it.
+std::string edge_label(const LaunchTreeEdge& edge);
+
 std::string stream_phrase(int kind) {
   static const char* const phrases[] = {"into the NULL stream", "tail-launched", "fire-and-forget",
                                         "into created streams"};
@@ -101,6 +104,12 @@ std::string describe_launches(const LaunchTreeEdge& edge) {
   return text;
 }
 
+namespace {
+std::string edge_label(const LaunchTreeEdge& edge) {
+  return describe_launches(edge) + (edge.fault.empty() ? "" : " (against the lesson)");
+}
+}  // namespace
+
 std::vector<std::string> launch_tree_lines(const std::vector<LaunchTreeEdge>& edges) {
   if (edges.empty()) return {"(nothing launched from device code)"};
   const Layout l = layout(edges);
@@ -111,7 +120,8 @@ std::vector<std::string> launch_tree_lines(const std::vector<LaunchTreeEdge>& ed
     lines.push_back(name);
     for (const auto* e : it->second) {
       const std::string child = kernel_name(e->child, true);
-      lines.push_back("  -> " + child + (child == name ? " (itself)" : "") + ": " + describe_launches(*e));
+      lines.push_back("  -> " + child + (child == name ? " (itself)" : "") + ": " + describe_launches(*e) +
+                      (e->fault.empty() ? "" : "  [against the lesson]"));
     }
   }
   return lines;
@@ -122,7 +132,7 @@ std::string launch_tree_svg(const std::vector<LaunchTreeEdge>& edges, const std:
   constexpr int kChar = 8, kBoxHeight = 26, kRow = 64, kMargin = 16, kTop = 72;  // room above for a loop
   const Layout l = layout(edges);
   int gap = 120;  // room for the longest label (11 px monospace: about 7 px a character)
-  for (const auto& e : edges) gap = std::max(gap, static_cast<int>(describe_launches(e).size()) * 7 + 40);
+  for (const auto& e : edges) gap = std::max(gap, static_cast<int>(edge_label(e).size()) * 7 + 40);
   std::map<int, int> rows;  // kernels placed so far at each depth
   std::map<std::string, std::pair<int, int>> at;  // box's left x and top y
   int widest = 0;
@@ -142,7 +152,7 @@ std::string launch_tree_svg(const std::vector<LaunchTreeEdge>& edges, const std:
   for (const auto& e : edges) {
     const auto [x, y] = at.at(kernel_name(e.caller, false));
     const auto [cx, cy] = at.at(kernel_name(e.child, true));
-    if (cx == x && cy == y) right = std::max(right, x + 2 * widest / 3 + 12 + static_cast<int>(describe_launches(e).size()) * 7);
+    if (cx == x && cy == y) right = std::max(right, x + 2 * widest / 3 + 12 + static_cast<int>(edge_label(e).size()) * 7);
     else if (cx <= x) back_edges = true;
   }
   if (back_edges) bottom += 48;
@@ -156,7 +166,9 @@ std::string launch_tree_svg(const std::vector<LaunchTreeEdge>& edges, const std:
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
       << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"monospace\" font-size=\"13\">\n"
       << "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\" "
-         "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n"
+         "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker>"
+         "<marker id=\"arrow-fault\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\" "
+         "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c00\"/></marker></defs>\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"" << kMargin << "\" y=\"22\" font-weight=\"bold\">" << text::markup_escape(caption) << "</text>\n";
   if (edges.empty()) {
@@ -168,26 +180,30 @@ std::string launch_tree_svg(const std::vector<LaunchTreeEdge>& edges, const std:
     const auto [x, y] = at.at(name);
     for (const auto* e : it->second) {
       const auto [cx, cy] = at.at(kernel_name(e->child, true));
-      const std::string label = text::markup_escape(describe_launches(*e));
+      // An edge the lesson's rules do not allow (grading/launch_edges.h) is drawn red.
+      const std::string label = text::markup_escape(edge_label(*e));
+      const std::string ink = e->fault.empty() ? "#333" : "#c00";
+      const std::string marker = e->fault.empty() ? "url(#arrow)" : "url(#arrow-fault)";
+      const std::string label_ink = e->fault.empty() ? "" : " fill=\"#c00\"";
       const int mid = y + kBoxHeight / 2;
       if (cx == x && cy == y) {  // launches itself: a loop over the box
         svg << "<path d=\"M" << x + widest / 3 << "," << y << " C" << x + widest / 3 << "," << y - 30 << " "
             << x + 2 * widest / 3 << "," << y - 30 << " " << x + 2 * widest / 3 << "," << y
-            << "\" fill=\"none\" stroke=\"#333\" marker-end=\"url(#arrow)\"/>\n"
-            << "<text x=\"" << x + 2 * widest / 3 + 8 << "\" y=\"" << y - 20 << "\" font-size=\"11\">" << label
+            << "\" fill=\"none\" stroke=\"" << ink << "\" marker-end=\"" << marker << "\"/>\n"
+            << "<text x=\"" << x + 2 * widest / 3 + 8 << "\" y=\"" << y - 20 << "\" font-size=\"11\"" << label_ink << ">" << label
             << "</text>\n";
       } else if (cx > x) {  // deeper: left to right
         const int to = cy + kBoxHeight / 2;
         svg << "<line x1=\"" << x + widest << "\" y1=\"" << mid << "\" x2=\"" << cx << "\" y2=\"" << to
-            << "\" stroke=\"#333\" marker-end=\"url(#arrow)\"/>\n"
-            << "<text x=\"" << cx - 6 << "\" y=\"" << to - 8 << "\" font-size=\"11\" text-anchor=\"end\">" << label
+            << "\" stroke=\"" << ink << "\" marker-end=\"" << marker << "\"/>\n"
+            << "<text x=\"" << cx - 6 << "\" y=\"" << to - 8 << "\" font-size=\"11\"" << label_ink << " text-anchor=\"end\">" << label
             << "</text>\n";
       } else {  // back to a kernel launched before: a curve below
         const int low = std::max(y, cy) + kBoxHeight + 24;
         svg << "<path d=\"M" << x + widest / 2 << "," << y + kBoxHeight << " C" << x + widest / 2 << "," << low << " "
             << cx + widest / 2 << "," << low << " " << cx + widest / 2 << "," << cy + kBoxHeight
-            << "\" fill=\"none\" stroke=\"#333\" marker-end=\"url(#arrow)\"/>\n"
-            << "<text x=\"" << std::min(x, cx) + widest / 2 + 6 << "\" y=\"" << low + 6 << "\" font-size=\"11\">"
+            << "\" fill=\"none\" stroke=\"" << ink << "\" marker-end=\"" << marker << "\"/>\n"
+            << "<text x=\"" << std::min(x, cx) + widest / 2 + 6 << "\" y=\"" << low + 6 << "\" font-size=\"11\"" << label_ink << ">"
             << label << "</text>\n";
       }
     }

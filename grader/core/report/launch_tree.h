@@ -23,11 +23,13 @@ std::string describe_launches(const grading::LaunchTreeEdge& edge);
 
 /// The tree as lines: each launching kernel, and under it ("-> ") every kernel it launched with
 /// its grids. A kernel launched from more than one place, or by itself, is named again, not
-/// expanded again. "(nothing launched from device code)" for an empty tree.
+/// expanded again. An edge the lesson's rules do not allow (LaunchTreeEdge::fault) ends in
+/// "[against the lesson]". "(nothing launched from device code)" for an empty tree.
 std::vector<std::string> launch_tree_lines(const std::vector<grading::LaunchTreeEdge>& edges);
 
 /// A self-contained SVG picture of the tree: a box per kernel, an arrow per edge labelled with
-/// its grids, kernels further right the deeper they are launched; `caption` above it and the
+/// its grids (red, "against the lesson", where the lesson's rules do not allow the edge), kernels
+/// further right the deeper they are launched; `caption` above it and the
 /// lesson's launches (`lesson`, one sentence each) below it.
 std::string launch_tree_svg(const std::vector<grading::LaunchTreeEdge>& edges, const std::vector<std::string>& lesson,
                             const std::string& caption);

@@ -24,6 +24,12 @@ struct LaunchTreeEdge {
   std::uint64_t grids = 0;  ///< launches asked for, failed ones included
   std::uint64_t null_stream = 0, tail = 0, fire_and_forget = 0, named = 0;  ///< grids by stream
   std::uint64_t failed = 0;  ///< launches that returned an error
+  /// Why the lesson does not allow this edge (grading/launch_edges.h: the wrong caller, or a
+  /// stream kind its rule does not list), for the student; empty where it does or cannot tell.
+  std::string fault;
+  /// The caller's and the child's PTX symbols as the hooks named them (mangled), which the
+  /// edge is judged by; empty where not known. Not kept in reports.
+  std::string caller_symbol, child_symbol;
 };
 
 /// One graded item: a check of the exercise's test suite, a CDP rule of its manifest, or a

@@ -1004,6 +1004,7 @@ LaunchGraph analyze_ptx(std::string_view text) {
         if (seen.insert(callee).second) reached.push_back(callee);
 
     for (const auto& symbol : reached) {
+      graph.kernels_reaching[symbol].push_back(parent);
       const FunctionFacts& own = facts[symbol];
       const std::string via = symbol == function.name ? std::string() : demangle(symbol);
       auto attributed = [&](auto item) {
@@ -1023,6 +1024,7 @@ LaunchGraph analyze_ptx(std::string_view text) {
         launch.passes_local_address = (taint & kLocal) != 0;
         launch.passes_shared_address = (taint & kShared) != 0;
         launch.site = {site.line, via};
+        launch.function = symbol;
         graph.launches.push_back(launch);
       }
       // after the launches: kernel_for() may have grown graph.kernels

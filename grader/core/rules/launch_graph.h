@@ -160,12 +160,19 @@ struct Launch {
   /// parameter); empty otherwise. Two launches with the same non-empty source use one stream.
   std::string stream_source;
   Site site;                           ///< the `__cudaCDP2LaunchDevice*` call
+  /// The PTX symbol of the function the launch is written in: the parent kernel's own, or the
+  /// device function's (Site::via) that the parent reaches; the caller the grader's hooks name.
+  std::string function;
 };
 
 /// The kernels of one exercise and the launches between them.
 struct LaunchGraph {
   std::vector<Kernel> kernels;   ///< in order of appearance in the PTX
   std::vector<Launch> launches;  ///< in order of appearance, per parent kernel
+  /// For each function of the PTX some kernel reaches through direct calls (mangled symbol), the
+  /// kernels that reach it (indices into `kernels`); a kernel reaches its own body. A launch
+  /// written in a device function is made for every kernel listed here.
+  std::map<std::string, std::vector<std::size_t>> kernels_reaching;
   std::map<int, std::string> files;       ///< the PTX's `.file` paths (nvcc -lineinfo)
   std::map<int, ptx::SourcePlace> places;  ///< PTX line -> source place (`.loc`)
   std::string source_name;                 ///< the exercise file's name, once attach_source() ran
