@@ -6,7 +6,8 @@
 //    names exists in its exercise's manifest (fast, no compiler);
 //  - "mutants: rules ...": every mutant and alternative compiled to PTX and judged by its
 //    exercise's rules (`cdplab rules`), without a GPU: this decides the mutants that rules alone
-//    catch, and writes mutation-score-rules.md;
+//    catch, requires every alternative's launch sites to make edges the lesson allows (as the GPU
+//    checks judge the edges their runs make), and writes mutation-score-rules.md;
 //  - "mutants graded on the GPU": every mutant and alternative graded as one class by `cdplab
 //    grade CLASS` (CDPLAB_MUTANTS=<chapter>/<stem>,... grades only those catalogues, and
 //    <chapter>/<stem>:<name> one variant); each catalogue writes its row of mutation-score.md.
@@ -293,6 +294,9 @@ std::string joined(const std::vector<std::string>& names) {
 struct RulesVerdict {
   bool compiled = false;
   std::set<std::string> failed;  ///< descriptions of the rules that failed
+  /// Launch sites whose edges the lesson's rules do not allow (grading/launch_edges.h), as the
+  /// checks would judge them on the GPU: "caller -> child".
+  std::set<std::string> against_the_lesson;
   std::string output;
 };
 
@@ -313,6 +317,7 @@ RulesVerdict judge_rules(const fs::path& file, const std::string& exercise_id) {
     rule.clear();
   };
   for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  [against the lesson] ", 0) == 0) verdict.against_the_lesson.insert(line.substr(23));
     if (line.rfind(mark, 0) == 0) {
       done();
       rule = line.substr(mark.size());
@@ -730,6 +735,8 @@ TEST_CASE("mutants: rules judge every mutant and alternative without a GPU") {
       ++tally.alternatives;
       if (verdict.failed.empty()) ++tally.passing;
       CHECK_MESSAGE(verdict.failed.empty(), "a correct alternative fails a rule");
+      // Its launch sites as the GPU checks judge the edges their runs make: none against the lesson.
+      CHECK_MESSAGE(verdict.against_the_lesson.empty(), "a correct alternative launches against the lesson");
     }
   }
 
