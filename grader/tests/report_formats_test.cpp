@@ -443,6 +443,18 @@ TEST_CASE("report terminal handles an empty report") {
   CHECK(contains(report::render_terminal(nothing), "(nothing graded)"));
 }
 
+TEST_CASE("report: what the host parts printed reaches the student's feedback, and the JSON carries it") {
+  GradeReport r = single(exercise("pools", "pools", "Sizing the pending launch pool"));
+  r.exercises[0].host_parts_output = "pool was 2048\nraising it to 31024\n";
+  const std::string shown = report::render_terminal(r);
+  CHECK(contains(shown, "your host parts printed:"));
+  CHECK(contains(shown, "raising it to 31024"));
+  CHECK(contains(report::to_feedback_markdown(r, "student"), "raising it to 31024"));
+  CHECK(contains(report::to_feedback_html(r, "student"), "raising it to 31024"));
+  const GradeReport back = report::from_json(report::to_json(r));
+  CHECK(back.exercises[0].host_parts_output == r.exercises[0].host_parts_output);
+}
+
 // =============================================================================================
 // JSON
 
@@ -468,6 +480,7 @@ void check_same(const GradeReport& a, const GradeReport& b) {
     CHECK(x.problem == y.problem);
     CHECK(x.build_log == y.build_log);
     CHECK(x.hint == y.hint);
+    CHECK(x.host_parts_output == y.host_parts_output);
     REQUIRE(x.items.size() == y.items.size());
     for (std::size_t i = 0; i < x.items.size(); ++i) {
       CHECK(x.items[i].kind == y.items[i].kind);

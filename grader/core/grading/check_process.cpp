@@ -76,7 +76,7 @@ class HostPartsProcess {
     }
     process::Options options;
     options.timeout_seconds = seconds;
-    options.output_limit = 64 << 10;  // what the student's code prints goes nowhere
+    options.output_limit = 64 << 10;  // what the student's code prints goes to its feedback alone
     options = sandbox::budgeted(options, sandbox::host_parts_budget());
     const auto budget_watch = options.watch;
     const auto ended = suite_ended_;
@@ -97,16 +97,20 @@ class HostPartsProcess {
     });
   }
   ~HostPartsProcess() {
-    suite_ended_->store(seconds_now());
-    if (running_.valid()) {
-      const std::string requests = (dir_ / "requests").string();
-      while (running_.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
-        const int fd = ::open(requests.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-        if (fd >= 0) ::close(fd);
-      }
-    }
+    (void)finish();
     std::error_code ignored;
     fs::remove_all(dir_, ignored);
+  }
+  /// Waits for the process to end (the check process has) and returns what it printed.
+  std::string finish() {
+    suite_ended_->store(seconds_now());
+    if (!running_.valid()) return "";
+    const std::string requests = (dir_ / "requests").string();
+    while (running_.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+      const int fd = ::open(requests.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd >= 0) ::close(fd);
+    }
+    return running_.get().output;
   }
   HostPartsProcess(const HostPartsProcess&) = delete;
   HostPartsProcess& operator=(const HostPartsProcess&) = delete;
@@ -154,7 +158,7 @@ double StartGate::seconds_open() const {
 
 process::Result run_check_process(const CheckProcess& check, const std::vector<std::string>& prefix,
                                   const std::vector<std::string>& arguments, process::Options options,
-                                  const StartGate* gate) {
+                                  const StartGate* gate, std::string* host_parts_output) {
   // Behind a gate, the time limit counts from its opening (the watch below); the process's own
   // limit only backs that up, as long as a turn may keep it waiting.
   constexpr double kLongestWaitAtGate = 3600;
@@ -188,7 +192,16 @@ process::Result run_check_process(const CheckProcess& check, const std::vector<s
       return watch ? watch(pid) : std::string();
     };
   }
-  return process::run(box ? sandbox::wrap(*box, argv) : argv, options);
+  auto result = process::run(box ? sandbox::wrap(*box, argv) : argv, options);
+  if (host_parts) {
+    const std::string printed = host_parts->finish();
+    if (host_parts_output != nullptr && !printed.empty()) {
+      *host_parts_output += printed;
+      if (host_parts_output->size() > kHostPartsOutputBytes)
+        host_parts_output->erase(0, host_parts_output->size() - kHostPartsOutputBytes);
+    }
+  }
+  return result;
 }
 
 }  // namespace cdplab::grading

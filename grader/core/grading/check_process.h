@@ -72,9 +72,14 @@ class StartGate {
 /// empty: none), then the suite with `arguments`, with `options` (its environment added to the
 /// process's own) and, for an exercise with host parts, their process beside it for as long as it
 /// runs. With `gate`, the suite waits at it (StartGate) and `options.timeout_seconds` counts from
-/// its opening. Never throws for the programs' own failures.
+/// its opening. What the host parts printed (stdout and stderr, the last kHostPartsOutputBytes) is
+/// added to `host_parts_output` when given: it goes to the student's feedback and nowhere else.
+/// Never throws for the programs' own failures.
 process::Result run_check_process(const CheckProcess& check, const std::vector<std::string>& prefix,
                                   const std::vector<std::string>& arguments, process::Options options,
-                                  const StartGate* gate = nullptr);
+                                  const StartGate* gate = nullptr, std::string* host_parts_output = nullptr);
+
+/// The most of what a check's host parts printed that reaches the feedback.
+inline constexpr std::size_t kHostPartsOutputBytes = 4096;
 
 }  // namespace cdplab::grading

@@ -1,6 +1,7 @@
 #include "grading/grade.h"
 
 #include "files/files.h"
+#include "device_calls.h"
 #include "grading/check_process.h"
 #include "grading/launch_edges.h"
 #include "grading/shared_process.h"
@@ -460,6 +461,7 @@ struct Pending {
   CheckProcess check;  ///< how its checks run; no suite: none to run (a quiz, a problem, no checks)
   fs::path results_file;
   std::string last_output;  ///< the end of the last run of its suite, and how it ended
+  std::string host_parts_output;  ///< what its host parts printed in its checks (the feedback's alone)
   std::vector<CheckRun> checks;  ///< its checks as they run (run_checks fills it)
   std::string ptx;  ///< its PTX as taken, which the checks load: their launch edges are judged on it
   bool gpu_used = false;  ///< some check of the suite ran on a GPU
@@ -527,6 +529,14 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   // What the compiled exercise calls or defines of the grader: the source scan reads text, which a
   // macro can hide (a call through an alias, an oracle's source included and compiled in).
   if (const std::string problem = linked_reference_problem(code->symbols); !problem.empty()) {
+    result.problem = problem;
+    fail_all(result, exercise, "not graded: " + problem);
+    return pending;
+  }
+
+  // Default deny: a device-runtime entry point or variable the hooks do not observe is refused
+  // before any check runs (the check process's loader refuses it too).
+  if (const std::string problem = harness::device_code::refused_device_names_problem(code->ptx); !problem.empty()) {
     result.problem = problem;
     fail_all(result, exercise, "not graded: " + problem);
     return pending;
@@ -619,6 +629,9 @@ void finish_exercise(Pending& pending, const std::string& token, DeviceSeen* see
   }
   const std::string said = pending.last_output.empty() ? "(the suite was never run)" : pending.last_output;
   for (auto& item : check_items(exercise, events, said)) result.items.push_back(item);
+  result.host_parts_output = pending.host_parts_output.size() > kHostPartsOutputBytes
+                                 ? pending.host_parts_output.substr(pending.host_parts_output.size() - kHostPartsOutputBytes)
+                                 : pending.host_parts_output;
   // Who launched whom, into which streams, as the checks' runs made it: against the lesson's rules.
   judge_launch_edges(exercise, pending.ptx, result.items);
   speed_counts_only_when_correct(result.items);
@@ -751,8 +764,10 @@ void run_checks_in_process(Pending& p, const std::vector<std::string>& checks, c
   if (shared) o.env["CDPLAB_SHARED_PROCESS"] = "1";
   // The suite's watchdog ends a check at its limit; this one backs it up.
   o.timeout_seconds = (options.check_seconds + 15) * static_cast<double>(checks.size()) + 30;
-  const auto ran = run_check_process(p.check, {}, {"--test-case=" + test_case_filter(checks)}, o, gate);
+  std::string printed;
+  const auto ran = run_check_process(p.check, {}, {"--test-case=" + test_case_filter(checks)}, o, gate, &printed);
   std::lock_guard<std::mutex> lock(output_mutex);
+  p.host_parts_output += printed;
   p.last_output = (ran.started ? files::last_lines(ran.output, 15) : "the suite could not be started\n") + "(" + ran.describe() + ")";
 }
 

@@ -77,6 +77,7 @@ std::string to_feedback_markdown(const GradeReport& report, const std::string& s
       out << "**Problem:** " << md_cell(e.problem) << "\n\n";
       if (!e.build_log.empty()) out << md_block(e.build_log) << "\n";
     }
+    if (!e.host_parts_output.empty()) out << "**Your host parts printed:**\n\n" << md_block(e.host_parts_output) << "\n";
     out << "| item | outcome | points |\n| --- | --- | --- |\n";
     for (const auto& item : e.items)
       out << "| " << md_cell(text::item_label(item)) << " | " << outcome_word(item.outcome) << " | "
@@ -131,6 +132,8 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
       out << "<p class=\"failed\"><strong>Problem:</strong> " << esc(e.problem) << "</p>\n";
       if (!e.build_log.empty()) out << "<pre>" << esc(e.build_log) << "</pre>\n";
     }
+    if (!e.host_parts_output.empty())
+      out << "<p><strong>Your host parts printed:</strong></p>\n<pre>" << esc(e.host_parts_output) << "</pre>\n";
     out << "<table>\n<tr><th>item</th><th>outcome</th><th>points</th></tr>\n";
     for (const auto& item : e.items)
       out << "<tr><td>" << esc(text::item_label(item)) << "</td><td class=\"" << outcome_word(item.outcome) << "\">"

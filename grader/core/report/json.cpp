@@ -50,6 +50,7 @@ json exercise_to_json(const ExerciseResult& exercise) {
       {"problem", text::valid_utf8(exercise.problem)},
       {"build_log", text::valid_utf8(exercise.build_log)},
       {"hint", text::valid_utf8(exercise.hint)},
+      {"host_parts_output", text::valid_utf8(exercise.host_parts_output)},
       {"lesson_launches", lesson},
       {"points", exercise.points()},
       {"max_points", exercise.max_points()},
@@ -165,6 +166,7 @@ ExerciseResult exercise_from_json(const json& object, const std::string& where) 
   exercise.problem = read_string(object, "problem", where);
   exercise.build_log = read_string(object, "build_log", where);
   exercise.hint = read_string(object, "hint", where);
+  if (object.contains("host_parts_output")) exercise.host_parts_output = read_string(object, "host_parts_output", where);
   if (object.contains("lesson_launches")) {
     const json& lesson = read_array(object, "lesson_launches", where);
     for (std::size_t i = 0; i < lesson.size(); ++i) {

@@ -195,6 +195,13 @@ void write_exercise(std::ostream& out, const ExerciseResult& exercise, std::size
   if (exercise.items.empty() && exercise.problem.empty()) out << "  " << style.dim("(nothing graded)") << "\n";
   write_items(out, exercise, style, options, said);
   if (const auto* tree = shown_launch_tree(exercise, true)) write_launch_tree(out, exercise, *tree, style, options);
+  if (!exercise.host_parts_output.empty()) {
+    // The end of it: the last lines are the ones nearest the check that failed.
+    const auto printed = text::split_lines(text::plain(exercise.host_parts_output));
+    const std::size_t from = printed.size() > kBuildLogLines ? printed.size() - kBuildLogLines : 0;
+    out << "  " << style.dim("your host parts printed" + std::string(from > 0 ? " (the last lines):" : ":")) << "\n";
+    for (std::size_t i = from; i < printed.size(); ++i) out << "    " << printed[i] << "\n";
+  }
 
   if (text::has_failure(exercise) && !exercise.hint.empty()) {
     const auto hint = text::wrap_lines(text::plain(exercise.hint), options.width > 28 ? options.width - 8 : 20);

@@ -55,6 +55,9 @@ struct ExerciseResult {
   std::string problem;      ///< empty, or why nothing could run: missing file, compile error
   std::string build_log;    ///< the compiler's own words when it failed to compile
   std::string hint;         ///< the first hint, offered when something failed
+  /// What the student's host parts printed during the checks (the end of it): their only reader is
+  /// the student, in the feedback.
+  std::string host_parts_output;
   /// The launches the lesson asks for, as its rules say them ("expand_parent launches
   /// expand_child into the NULL stream"): the expected tree shown beside the one the checks saw.
   std::vector<std::string> lesson_launches;
