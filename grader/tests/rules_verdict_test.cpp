@@ -527,6 +527,51 @@ TEST_CASE("rule barrier_before_shared_reads: a value one thread publishes in __s
   CHECK_FALSE(judge(rule + "\"share_claimed_warp_synced\"", "barriers").passed);
 }
 
+TEST_CASE("rule barrier_before_shared_reads: other threads' entries and the block's counters are read after a barrier") {
+  const std::string rule = "kind = \"barrier_before_shared_reads\"\ndeduct = true\nkernel = ";
+  CHECK(judge(rule + "\"flush_after_barrier\"", "barriers").passed);
+  // A warp barrier before the flush orders the flushing thread's warp only.
+  const RuleVerdict warp_only = judge(rule + "\"flush_after_syncwarp\"", "barriers");
+  INFO(warp_only.found);
+  CHECK_FALSE(warp_only.passed);
+  CHECK(contains(warp_only.found, "have no __syncthreads() between them on some path"));
+  CHECK(contains(warp_only.found, "barriers.cu:"));
+  CHECK(judge(rule + "\"neighbour_synced\"", "barriers").passed);
+  CHECK_FALSE(judge(rule + "\"neighbour_unsynced\"", "barriers").passed);
+  // A thread reading back its own entry needs no barrier.
+  CHECK(judge(rule + "\"own_slot\"", "barriers").passed);
+  // Entries of the warp's own: __syncwarp() orders them.
+  const RuleVerdict warp_swap = judge(rule + "\"warp_swap_synced\"", "barriers");
+  INFO(warp_swap.found);
+  CHECK(warp_swap.passed);
+  CHECK_FALSE(judge(rule + "\"warp_swap_unsynced\"", "barriers").passed);
+  // Two arrays of a struct: an entry of one never meets an entry of the other.
+  const RuleVerdict apart = judge(rule + "\"struct_arrays_apart\"", "barriers");
+  INFO(apart.found);
+  CHECK(apart.passed);
+}
+
+TEST_CASE("rules with deduct = true only take points off, and a shared barrier rule that deducts passes code with nothing to guard") {
+  const std::string reads = "kind = \"barrier_before_shared_reads\"\nkernel = \"k\"";
+  CHECK(deducts(rule_from(reads + "\ndeduct = true")));
+  CHECK_FALSE(deducts(rule_from(reads)));
+  CHECK_FALSE(deducts(rule_from(reads + "\ndeduct = false")));
+  CHECK(contains(parse_error(reads + "\ndeduct = 1"), "'deduct' must be true or false"));
+  // Not the given code's: the item reads as the rule's requirement.
+  CHECK(describe(rule_from(reads + "\ndeduct = true")) == describe(rule_from(reads)));
+  // Nothing staged, no shared atomic: nothing to guard, where the rule deducts ...
+  const RuleVerdict no_reads = judge("kind = \"barrier_before_shared_reads\"\ndeduct = true\nkernel = \"publish_nothing\"", "barriers");
+  CHECK(no_reads.passed);
+  CHECK(judge("kind = \"barrier_before_shared_atomics\"\ndeduct = true\nkernel = \"publish_nothing\"", "barriers").passed);
+  CHECK(judge("kind = \"barrier_before_shared_atomics\"\ngiven = true\nkernel = \"publish_nothing\"", "barriers").passed);
+  // ... and a missing value or atomic where it earns points.
+  CHECK_FALSE(judge("kind = \"barrier_before_shared_reads\"\nkernel = \"publish_nothing\"", "barriers").passed);
+  CHECK_FALSE(judge("kind = \"barrier_before_shared_atomics\"\nkernel = \"publish_nothing\"", "barriers").passed);
+  // A deducting rule still fails a race.
+  CHECK_FALSE(judge("kind = \"barrier_before_shared_atomics\"\ndeduct = true\nkernel = \"count_unguarded\"", "barriers").passed);
+  CHECK_FALSE(judge("kind = \"barrier_before_shared_reads\"\ndeduct = true\nkernel = \"share_claimed_unsynced\"", "barriers").passed);
+}
+
 TEST_CASE("rule barrier_lines: the given code's barriers counted by their lines, not their instructions") {
   const std::string rule = "kind = \"barrier_lines\"\nat_least = 3\ngiven = true\nkernel = ";
   const RuleVerdict whole = judge(rule + "\"block_sum_whole\"", "given_barriers");

@@ -5,6 +5,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -486,6 +487,21 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
     long long bytes = 1;  // how many bytes from the place on it moves
   };
   std::vector<SharedAccess> publications, shared_loads;
+  // Every store, atomic and load on __shared__ memory, for the writes that are not publications: a
+  // thread's own entry (an index made from threadIdx.x), a counter many threads add to. A load in
+  // the same stretch as such a write may read another thread's entry, unless it reads an address
+  // the loading thread itself writes there (the same address operand: its own entry), or both
+  // address the warp's own entries (made from threadIdx.x / 32) and a __syncwarp() lies between.
+  struct SharedTouch {
+    std::optional<SharedPlace> place;  // where in a __shared__ variable, when the address says
+    std::string address;               // the address operand as written: "[%rd4+8]"
+    std::size_t at = 0;
+    int line = 0;
+    long long bytes = 1;
+    bool atomic = false;
+    bool warp_own = false;
+  };
+  std::vector<SharedTouch> shared_writes, shared_reads;
   // Calls of device functions that hold no barrier: the other analyses take every call as one.
   std::vector<std::size_t> calls_without_barrier;
   std::map<std::string, SharedPlace> place_of;  // register -> where in a __shared__ variable it points
@@ -560,7 +576,12 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       continue;
     }
     if (base == "ld" && ops.size() == 2) {
-      if (const auto place = shared_place(ops[1])) shared_loads.push_back({*place, at, ins.line, access_bytes(ins.opcode)});
+      const auto place = shared_place(ops[1]);
+      if (place) shared_loads.push_back({*place, at, ins.line, access_bytes(ins.opcode)});
+      if (place || has_component(ins.opcode, "shared") ||
+          (!has_component(ins.opcode, "global") && !has_component(ins.opcode, "local") &&
+           !has_component(ins.opcode, "const") && (taint_of(ptx::address_base(ops[1])) & kShared)))
+        shared_reads.push_back({place, ops[1], at, ins.line, access_bytes(ins.opcode), false, in_warp_own(ops[1])});
       const auto offset = frame.of(ops[1]);
       for (const auto& reg : ptx::registers_in(ops[0]))
         source_of[reg] = offset ? "frame " + std::to_string(*offset) + " #" + std::to_string(frame_writes[*offset])
@@ -591,9 +612,12 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       const bool local = has_component(ins.opcode, "local") || (target & kLocal);
       const bool shared = has_component(ins.opcode, "shared") || (target & kShared);
       if (shared) {
-        if (const auto place = shared_place(ops[0]); place && place->known) {
+        const auto place = shared_place(ops[0]);
+        if (place && place->known) {
           publications.push_back({*place, at, ins.line, access_bytes(ins.opcode)});
           ++facts.shared_publications;
+        } else {
+          shared_writes.push_back({place, ops[0], at, ins.line, access_bytes(ins.opcode), false, in_warp_own(ops[0])});
         }
         shared_store = ins.line;
         pending_warp_private = pending_warp_private && in_warp_own(ops[0]);
@@ -623,6 +647,13 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
       else if (has_component(ins.opcode, "global"))
         atomic.space = AddressSpace::global;
       facts.atomics.push_back(atomic);
+      if (atomic.space == AddressSpace::shared) {
+        std::string operand;
+        for (const auto& op : ops)
+          if (!ptx::address_base(op).empty()) operand = op;
+        shared_writes.push_back({shared_place(operand), operand, at, ins.line, access_bytes(ins.opcode), true,
+                                 in_warp_own(address)});
+      }
       event = FlowEvent::store;  // it writes memory too: a child must not read it unordered
       const bool warp_own = atomic.space == AddressSpace::shared && in_warp_own(address);
       if (atomic.space == AddressSpace::shared && shared_store != 0)
@@ -705,11 +736,12 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
   const BarrierFlow flow = barrier_flow(function, events);
   for (const auto& site : flow.unguarded_launches)
     facts.unguarded_launches.push_back({{site.launch_line, {}}, site.store_line});
-  if (!publications.empty() && !shared_loads.empty()) {
+  if ((!publications.empty() && !shared_loads.empty()) || (!shared_writes.empty() && !shared_reads.empty())) {
     std::vector<FlowEvent> barriers_only = events;
     for (const std::size_t at : calls_without_barrier) barriers_only[at] = FlowEvent::none;
     const auto stretches = barrier_stretches(function, barriers_only);
     const auto& thread = flow.running_thread;
+    std::set<int> flagged;  // the loads found unguarded, by line
     for (const SharedAccess& load : shared_loads) {
       for (const SharedAccess& store : publications) {
         // An exact place reads its bytes (a u64 read as two halves: either half), from anywhere in
@@ -725,6 +757,55 @@ FunctionFacts analyze_function(const ptx::Function& function, const ptx::Module&
         const bool same_thread = thread[load.at] != kAnyThread && thread[load.at] == thread[store.at];
         if (same_bytes && !same_thread && share_a_stretch(stretches[load.at], stretches[store.at])) {
           facts.unguarded_shared_reads.push_back({{load.line, {}}, store.line});
+          flagged.insert(load.line);
+          break;
+        }
+      }
+    }
+    // The other writes: entries of a thread's own, counters many threads update. A __syncwarp()
+    // ends a stretch only for what a warp writes and reads in entries of its own.
+    std::vector<FlowEvent> warp_barriers = barriers_only;
+    for (auto& event : warp_barriers)
+      if (event == FlowEvent::warp_barrier) event = FlowEvent::barrier;
+    const auto warp_stretches = barrier_stretches(function, warp_barriers);
+    // A place known only from below is an entry of an array at a run-time index: the array is
+    // taken to end where the next array indexed in the same variable begins (the members of a
+    // struct in __shared__ memory: `s.staged[r]` and `s.run_start[q]`), or at the variable's end.
+    std::map<std::string, std::set<long long>> array_starts;
+    for (const auto* touches : {&shared_writes, &shared_reads})
+      for (const SharedTouch& touch : *touches)
+        if (touch.place && !touch.place->known) array_starts[touch.place->variable].insert(touch.place->offset);
+    const auto end_of = [&](const SharedTouch& t) {
+      if (t.place->known) return t.place->offset + t.bytes;
+      const auto& starts = array_starts[t.place->variable];
+      const auto next = starts.upper_bound(t.place->offset);
+      return next == starts.end() ? std::numeric_limits<long long>::max() : *next;
+    };
+    // Whether two accesses may share a byte: the same variable (or one not known), and bytes that meet.
+    const auto may_meet = [&](const SharedTouch& a, const SharedTouch& b) {
+      if (!a.place || !b.place) return true;
+      if (a.place->variable != b.place->variable) return false;
+      return a.place->offset < end_of(b) && b.place->offset < end_of(a);
+    };
+    // A load at an address the loading thread itself stores to between the same barriers: its own
+    // entry (an address the same in every thread is a publication, judged above).
+    const auto own_entry = [&](const SharedTouch& load) {
+      if (load.place && load.place->known) return false;
+      for (const SharedTouch& write : shared_writes)
+        if (!write.atomic && write.address == load.address && share_a_stretch(stretches[load.at], stretches[write.at]))
+          return true;
+      return false;
+    };
+    for (const SharedTouch& load : shared_reads) {
+      if (flagged.count(load.line) || own_entry(load)) continue;
+      for (const SharedTouch& write : shared_writes) {
+        const bool same_thread = thread[load.at] != kAnyThread && thread[load.at] == thread[write.at];
+        const bool warp_ordered = load.warp_own && write.warp_own &&
+                                  !share_a_stretch(warp_stretches[load.at], warp_stretches[write.at]);
+        if (may_meet(load, write) && !same_thread && !warp_ordered &&
+            share_a_stretch(stretches[load.at], stretches[write.at])) {
+          facts.unguarded_shared_reads.push_back({{load.line, {}}, write.line});
+          flagged.insert(load.line);
           break;
         }
       }

@@ -116,8 +116,11 @@ struct Kernel {
   std::vector<Atomic> atomics;
   /// Shared-memory atomics after a store to shared memory with no barrier in between.
   std::vector<Unguarded> unguarded_shared_atomics;
-  /// Loads of a __shared__ variable after a store to it at the same address in every thread (one
-  /// thread publishing a value for the block), with no block barrier in between.
+  /// Loads of __shared__ memory that may read what another thread wrote between the same two block
+  /// barriers: a value one thread publishes for the block (a store at the same address in every
+  /// thread), another thread's entry, a counter the block's atomics update. A load of an entry the
+  /// loading thread itself writes there is not one, nor one a __syncwarp() orders after a write,
+  /// both in entries of the warp's own (made from threadIdx.x / 32).
   std::vector<Unguarded> unguarded_shared_reads;
   int shared_publications = 0;  ///< such stores (the kernel stages values in __shared__ memory)
   /// Launches that another thread's store to global or shared memory (or atomic) reaches with no

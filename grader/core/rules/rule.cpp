@@ -359,6 +359,8 @@ RuleVerdict check_barrier(const RuleSpec& rule, const LaunchGraph& graph, bool l
                               " with no barrier in between" +
                               more(found.size() - 1, launches ? "launches" : "atomics"));
   }
+  if (!any && !launches && deducts(rule))  // nothing to guard: the rule judges the atomics a kernel has
+    return verdict(true, who + " performs no atomic on __shared__ memory: no barrier is needed before one");
   if (!any)
     return verdict(false, who + (launches ? " launches nothing from device code" : " performs no atomic on __shared__ memory"));
   return verdict(true, launches ? "a barrier lies between " + who + "'s stores and each of its launches"
@@ -376,18 +378,22 @@ RuleVerdict check_shared_reads(const RuleSpec& rule, const LaunchGraph& graph) {
     publications += graph.kernels[k].shared_publications;
     for (const auto& u : graph.kernels[k].unguarded_shared_reads) found.push_back(&u);
   }
+  if (!found.empty()) {
+    const Unguarded& first = *found.front();
+    return verdict(false, "the read of __shared__ memory at " + graph.where(first.site) + " and the write at " +
+                              graph.where(first.store_line) +
+                              " have no __syncthreads() between them on some path: in another warp the read may run "
+                              "before the write" +
+                              more(found.size() - 1, "reads"));
+  }
+  if (deducts(rule))  // the rule judges what the kernel stages, and asks for nothing staged
+    return verdict(true, "no read of __shared__ memory by " + who +
+                             " may run between the same two barriers as another thread's write to it");
   if (publications == 0)
     return verdict(false, who + " stores no value in __shared__ memory for the block (at an address the same in "
                                 "every thread)");
-  if (found.empty())
-    return verdict(true, "a barrier lies between each store " + who +
-                             " makes to a __shared__ variable for the block and the reads of it");
-  const Unguarded& first = *found.front();
-  return verdict(false, "the read of __shared__ memory at " + graph.where(first.site) + " and the store at " +
-                            graph.where(first.store_line) +
-                            " have no __syncthreads() between them on some path: in another warp the read may run "
-                            "before the store" +
-                            more(found.size() - 1, "reads"));
+  return verdict(true, "a barrier lies between each store " + who +
+                           " makes to __shared__ memory and the other threads' reads of it");
 }
 
 // A last-block counter's verdict: the first side of a counter left without a fence fails it.
@@ -509,8 +515,8 @@ RuleSpec parse_rule(const toml::table& table) {
 
   std::vector<std::string> accepted = {"kind"};
   for (auto key : keys->keys) accepted.emplace_back(key);
-  accepted.insert(accepted.end(), {"points", "given", "message"});
-  std::set<std::string_view> known = {"kind", "points", "given", "message"};
+  accepted.insert(accepted.end(), {"points", "given", "deduct", "message"});
+  std::set<std::string_view> known = {"kind", "points", "given", "deduct", "message"};
   for (const auto& entry : kind_keys()) known.insert(entry.keys.begin(), entry.keys.end());
 
   for (const auto& [key, node] : table) {
@@ -540,6 +546,10 @@ RuleSpec parse_rule(const toml::table& table) {
     if (!given->is_boolean()) fail(*given, "'given' must be true or false");
     rule.given = given->as_boolean()->get();
   }
+  if (const toml::node* deduct = table.get("deduct")) {
+    if (!deduct->is_boolean()) fail(*deduct, "'deduct' must be true or false");
+    rule.deduct = deduct->as_boolean()->get();
+  }
   if (const toml::node* at_least = table.get("at_least")) {
     if (!at_least->is_integer() || at_least->as_integer()->get() < 1)
       fail(*at_least, "'at_least' must be a whole number of 1 or more");
@@ -560,7 +570,7 @@ RuleSpec parse_rule(const toml::table& table) {
   return rule;
 }
 
-bool deducts(const RuleSpec& rule) { return rule.given || rule.kind == "shared_in_bounds"; }
+bool deducts(const RuleSpec& rule) { return rule.given || rule.deduct || rule.kind == "shared_in_bounds"; }
 
 std::string describe(const RuleSpec& rule) {
   return (rule.given ? "given code: " : "") + describe_requirement(rule);
@@ -596,8 +606,8 @@ std::string describe_requirement(const RuleSpec& rule) {
   if (rule.kind == "barrier_before_shared_atomics")
     return rule.kernel + " has a barrier (__syncthreads) between its stores to __shared__ memory and the atomics on it";
   if (rule.kind == "barrier_before_shared_reads")
-    return rule.kernel + " has a barrier (__syncthreads) between one thread's store to a __shared__ variable and the "
-                         "block's reads of it";
+    return rule.kernel + " has a barrier (__syncthreads) between each write to __shared__ memory and the other "
+                         "threads' reads of it";
   if (rule.kind == "barrier_before_launch")
     return rule.kernel + " has a barrier (__syncthreads, or __syncwarp where a lane launches for its warp) between the block's stores and each launch, so that the "
                          "child sees every thread's writes";

@@ -14,8 +14,8 @@
 /// | `shared_atomics` | `kernel` | `kernel` performs atomic operations on `__shared__` memory |
 /// | `no_private_pointers` | `kernel` (optional) | no launch (from `kernel`, or from any kernel) hands a child an address of local or `__shared__` memory |
 /// | `distinct_streams` | `kernel`, `child` (optional) | no two launch sites of `kernel` (of `child`) into named streams certainly use the same stream: the same stream variable, not written in between, or the same parameter |
-/// | `barrier_before_shared_atomics` | `kernel` | no shared-memory atomic of `kernel` follows a store to `__shared__` memory (or an atomic that sets a value: exchange, and, compare-and-swap, as zeroing with atomics does) without a barrier in between (in PTX text order) |
-/// | `barrier_before_shared_reads` | `kernel` | no load of a `__shared__` variable by `kernel` follows a store to it at an address that is the same in every thread (one thread publishing a value for the block: the variable itself, or an entry at a constant offset) without a block barrier in between (in PTX text order; a load by thread 0 in the stretch only thread 0 runs, after its own store, is not one); a `__syncwarp()` does not count; fails when the kernel makes no such store |
+/// | `barrier_before_shared_atomics` | `kernel` | no shared-memory atomic of `kernel` follows a store to `__shared__` memory (or an atomic that sets a value: exchange, and, compare-and-swap, as zeroing with atomics does) without a barrier in between (in PTX text order); a `__syncwarp()` counts only where the stores before it and the atomic address the warp's own entries; fails when the kernel has no shared-memory atomic, unless the rule deducts |
+/// | `barrier_before_shared_reads` | `kernel` | no load of `__shared__` memory by `kernel` may read what another thread wrote there between the same two block barriers: a value one thread publishes for the block (a store at an address the same in every thread: the variable itself, or an entry at a constant offset), another thread's entry of an array, a counter the block's atomics update; a load of an address the loading thread itself stores to there (its own entry) is not one, nor a load by the thread that alone made the store; a `__syncwarp()` counts only between a warp's writes and reads of entries of its own (made from `threadIdx.x / 32`); fails when the kernel publishes no value for the block, unless the rule deducts |
 /// | `barrier_before_launch` | `kernel` | no store or atomic on global or `__shared__` memory reaches a launch of `kernel` along the control flow without a barrier in between, so the child sees what every thread wrote; stores in code that only the launching thread runs need none (barrier_flow.h) |
 /// | `fenced_counter` | `kernel` | the kernel's last-block counter (a global atomic whose result it compares) has a device-scope fence between the block's writes and the atomic, and one between the atomic and the reads after it, or the atomic's own release/acquire semantics (counter_fences.h) |
 /// | `barrier_lines` | `kernel`, `at_least`; `given = true` | `kernel` (with the device functions it calls) has a block barrier (`__syncthreads()`) on at least `at_least` lines of the exercise file: the given code's barriers are all there |
@@ -23,7 +23,11 @@
 ///
 /// Every rule may carry `points` (default 0) and a `message`: advice shown when it fails. A rule
 /// with `given = true` guards code handed out with the starter (which meets it): it is worth
-/// nothing when kept and takes its `points` off the exercise when broken.
+/// nothing when kept and takes its `points` off the exercise when broken. A rule with
+/// `deduct = true` deducts the same way for code the student writes where the exercise does not
+/// ask for what it guards (a barrier for data a student chose to stage in `__shared__` memory).
+/// A barrier rule on `__shared__` memory that deducts (`given` or `deduct`) passes a kernel with
+/// nothing to guard: no published value, no shared atomic.
 #pragma once
 
 #include <string>
@@ -50,6 +54,9 @@ struct RuleSpec {
   /// Guards code handed out with the starter (a barrier of the given code, say): the starter meets
   /// it, so keeping it earns nothing, and breaking it takes `points` off the exercise.
   bool given = false;
+  /// Only deducts, like a given rule, for the student's own code: worth nothing when met, its
+  /// `points` taken off when broken.
+  bool deduct = false;
   std::string message;              ///< advice shown when it fails; may be empty
 };
 
@@ -63,8 +70,8 @@ RuleSpec parse_rule(const toml::table& table);
 std::string describe(const RuleSpec& rule);
 
 /// Whether the rule only ever takes points off: worth nothing when met, its points deducted when
-/// broken. A `given` rule (code the starter hands out meets it), and a rule of a kind that code
-/// doing nothing meets as well (`shared_in_bounds`: a starter touches no array at all).
+/// broken. A `given` rule (code the starter hands out meets it), a `deduct` rule, and a rule of a
+/// kind that code doing nothing meets as well (`shared_in_bounds`: a starter touches no array at all).
 bool deducts(const RuleSpec& rule);
 
 /// describe() without the "given code: " of a given rule.
