@@ -54,7 +54,7 @@ TEST_CASE("workbook rules pass on every solution and fail on every starter") {
     {
       const auto run = judge(root / "chapters" / e->path(), e->id);
       INFO("chapters/", e->path(), " (the starter):\n", run.output);
-      CHECK(run.exit_code == 1);
+      CHECK(run.exit_code == (rules > given ? 1 : 0));  // an exercise whose rules all deduct: nothing fails
       CHECK(run.failed == rules - given);
       CHECK(run.passed == given);
     }
