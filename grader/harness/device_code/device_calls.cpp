@@ -53,46 +53,16 @@ struct Declared {
   bool defined = false;
 };
 
-/// Every function the PTX declares or defines (".func NAME", ".func (retval) NAME", ".entry
-/// NAME"), once per name: defined unless every header of it is an `.extern` declaration (PTX asks
-/// that a function of another module be declared `.extern`).
+/// Every function the PTX declares or defines, once per name: defined unless every header of it
+/// is an `.extern` declaration (PTX asks that a function of another module be declared `.extern`).
 std::vector<Declared> functions(const std::string& ptx) {
   std::vector<Declared> found;
   std::map<std::string, std::size_t> index;
-  for (const std::string keyword : {".func", ".entry"}) {
-    for (std::size_t at = ptx.find(keyword); at != std::string::npos; at = ptx.find(keyword, at + 1)) {
-      const std::size_t end = at + keyword.size();
-      if ((at > 0 && !blank(ptx[at - 1])) || end >= ptx.size() || !blank(ptx[end])) continue;
-      std::size_t name_at = end;
-      while (name_at < ptx.size() && blank(ptx[name_at])) ++name_at;
-      if (name_at < ptx.size() && ptx[name_at] == '(') {  // a function's return value comes first
-        const std::size_t close = ptx.find(')', name_at);
-        if (close == std::string::npos) continue;
-        name_at = close + 1;
-        while (name_at < ptx.size() && blank(ptx[name_at])) ++name_at;
-      }
-      std::size_t name_end = name_at;
-      while (name_end < ptx.size() && identifier_char(ptx[name_end])) ++name_end;
-      if (name_end == name_at) continue;
-      // The parameters are in one pair of parentheses; then a body or the end of a declaration.
-      std::size_t after = name_end;
-      int depth = 0;
-      for (; after < ptx.size(); ++after) {
-        const char c = ptx[after];
-        if (c == '(') ++depth;
-        else if (c == ')') --depth;
-        else if (depth == 0 && (c == '{' || c == ';')) break;
-      }
-      const std::string name = ptx.substr(name_at, name_end - name_at);
-      const std::size_t line = ptx.rfind('\n', at);
-      const std::size_t statement = line == std::string::npos ? 0 : line + 1;
-      const bool external = ptx.substr(statement, at - statement).find(".extern") != std::string::npos;
-      const auto [it, added] = index.emplace(name, found.size());
-      if (added) found.push_back({name, true, after, !external});
-      else found[it->second].defined = found[it->second].defined || !external;
-    }
+  for (const auto& h : ptx_function_headers(ptx)) {
+    const auto [it, added] = index.emplace(h.name, found.size());
+    if (added) found.push_back({h.name, true, h.body != std::string::npos ? h.body : ptx.find(';', h.at), !h.external});
+    else found[it->second].defined = found[it->second].defined || !h.external;
   }
-  std::sort(found.begin(), found.end(), [](const Declared& a, const Declared& b) { return a.at < b.at; });
   return found;
 }
 
@@ -135,6 +105,50 @@ std::string source_place(const std::string& ptx, std::size_t at) {
 }
 
 }  // namespace
+
+std::vector<PtxFunctionHeader> ptx_function_headers(const std::string& ptx) {
+  std::vector<PtxFunctionHeader> headers;
+  for (const std::string keyword : {".entry", ".func"}) {
+    for (std::size_t at = ptx.find(keyword); at != std::string::npos; at = ptx.find(keyword, at + 1)) {
+      const std::size_t end = at + keyword.size();
+      if ((at > 0 && !blank(ptx[at - 1])) || end >= ptx.size() || !blank(ptx[end])) continue;
+      std::size_t name_at = end;
+      while (name_at < ptx.size() && blank(ptx[name_at])) ++name_at;
+      if (name_at < ptx.size() && ptx[name_at] == '(') {  // a function's return value comes first
+        const std::size_t close = ptx.find(')', name_at);
+        if (close == std::string::npos) continue;
+        name_at = close + 1;
+        while (name_at < ptx.size() && blank(ptx[name_at])) ++name_at;
+      }
+      std::size_t name_end = name_at;
+      while (name_end < ptx.size() && identifier_char(ptx[name_end])) ++name_end;
+      if (name_end == name_at) continue;
+      PtxFunctionHeader header;
+      header.at = at;
+      header.name = ptx.substr(name_at, name_end - name_at);
+      header.kernel = keyword == ".entry";
+      const std::size_t line = ptx.rfind('\n', at);
+      const std::size_t statement = line == std::string::npos ? 0 : line + 1;
+      header.external = ptx.substr(statement, at - statement).find(".extern") != std::string::npos;
+      // The parameters are in one pair of parentheses; then a body or the end of a declaration.
+      int depth = 0;
+      for (std::size_t i = name_end; i < ptx.size(); ++i) {
+        const char c = ptx[i];
+        if (c == '(') ++depth;
+        else if (c == ')') --depth;
+        else if (depth == 0 && c == ';') break;
+        else if (depth == 0 && c == '{') {
+          header.body = i + 1;
+          break;
+        }
+      }
+      headers.push_back(header);
+    }
+  }
+  std::sort(headers.begin(), headers.end(),
+            [](const PtxFunctionHeader& a, const PtxFunctionHeader& b) { return a.at < b.at; });
+  return headers;
+}
 
 const std::vector<HookedCall>& hooked_runtime_calls() {
   static const std::vector<HookedCall> calls{

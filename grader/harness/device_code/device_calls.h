@@ -24,6 +24,19 @@ struct HookedCall {
 };
 const std::vector<HookedCall>& hooked_runtime_calls();
 
+/// One header of a function in PTX text: ".entry NAME", ".func NAME" or ".func (retval) NAME".
+struct PtxFunctionHeader {
+  std::size_t at = 0;  ///< where its keyword starts
+  std::string name;
+  bool kernel = false;    ///< `.entry`
+  bool external = false;  ///< declared `.extern`: defined in another module
+  /// Just after the `{` that opens its body; npos for a declaration (ended by `;`).
+  std::size_t body = std::string::npos;
+};
+
+/// Every function header of `ptx`, in text order (a function declared and then defined has two).
+std::vector<PtxFunctionHeader> ptx_function_headers(const std::string& ptx);
+
 /// What the grader does with a name the exercise's PTX declares and does not define.
 enum class DeviceCallVerdict {
   hooked,    ///< renamed to the grader's hook of the same job (device_runtime_hooks.cu)

@@ -46,41 +46,8 @@ std::string replace_identifier(const std::string& text, const std::string& from,
 
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-/// The identifier that starts at `at` (after blanks), or an empty string.
-std::string identifier_at(const std::string& text, std::size_t at) {
-  while (at < text.size() && blank(text[at])) ++at;
-  std::size_t end = at;
-  while (end < text.size() && identifier_char(text[end])) ++end;
-  return text.substr(at, end - at);
-}
-
-/// Every function header of the PTX (".entry NAME", ".func NAME" or ".func (retval) NAME"), by
-/// where it starts, with whether it is a kernel.
-struct Header {
-  std::size_t at;
-  std::string name;
-  bool kernel;
-};
-std::vector<Header> function_headers(const std::string& ptx) {
-  std::vector<Header> headers;
-  for (const std::string keyword : {".entry", ".func"}) {
-    for (std::size_t at = ptx.find(keyword); at != std::string::npos; at = ptx.find(keyword, at + 1)) {
-      const std::size_t end = at + keyword.size();
-      if ((at > 0 && !blank(ptx[at - 1])) || end >= ptx.size() || !blank(ptx[end])) continue;
-      std::size_t name_at = end;
-      while (name_at < ptx.size() && blank(ptx[name_at])) ++name_at;
-      if (name_at < ptx.size() && ptx[name_at] == '(') {  // a function's return value comes first
-        const std::size_t close = ptx.find(')', name_at);
-        if (close == std::string::npos) continue;
-        name_at = close + 1;
-      }
-      const std::string name = identifier_at(ptx, name_at);
-      if (!name.empty()) headers.push_back({at, name, keyword == ".entry"});
-    }
-  }
-  std::sort(headers.begin(), headers.end(), [](const Header& a, const Header& b) { return a.at < b.at; });
-  return headers;
-}
+using Header = PtxFunctionHeader;
+std::vector<Header> function_headers(const std::string& ptx) { return ptx_function_headers(ptx); }
 
 constexpr const char* kParameterBuffer = "__cudaCDP2GetParameterBufferV2";
 constexpr unsigned kMostCallers = 254;  ///< the hooks fold a caller's index into 8 bits
@@ -164,20 +131,8 @@ std::string with_block_starts(const std::string& ptx, const std::string& tag) {
   const std::string hook = tag + "block_start";
   std::vector<std::size_t> bodies;  // just after the `{` of each kernel's body
   const auto headers = function_headers(ptx);
-  for (const auto& h : headers) {
-    if (!h.kernel) continue;
-    int depth = 0;
-    for (std::size_t at = ptx.find(h.name, h.at) + h.name.size(); at < ptx.size(); ++at) {
-      const char c = ptx[at];
-      if (c == '(') ++depth;
-      else if (c == ')') --depth;
-      else if (depth == 0 && c == ';') break;  // a declaration
-      else if (depth == 0 && c == '{') {
-        bodies.push_back(at + 1);
-        break;
-      }
-    }
-  }
+  for (const auto& h : headers)
+    if (h.kernel && h.body != std::string::npos) bodies.push_back(h.body);
   if (bodies.empty()) return ptx;
   const std::size_t line = ptx.rfind('\n', headers.front().at);
   const std::size_t declare_at = line == std::string::npos ? 0 : line + 1;
