@@ -298,11 +298,19 @@ TEST_CASE("timeline verdicts: the pool is sized from the workload") {
   };
   expect_pass(verdicts::judge_pool_sizing(run(5000, 6024), run(30000, 31024)));
   expect_pass(verdicts::judge_pool_sizing(run(5000, 5000), run(30000, 60000)));
-  // A fixed limit, however large, does not follow the workload.
-  expect_failure(verdicts::judge_pool_sizing(run(5000, 1'000'000), run(30000, 1'000'000)),
-                 {"does not follow the workload", "5000 children got a pool of 1000000"});
-  // The limit was not recorded (or not read back).
+  // A fixed limit does not follow the workload: within the bounds of the smaller run, it is too
+  // small for the larger one; large enough for the larger one, it is past the smaller's bound.
+  expect_failure(verdicts::judge_pool_sizing(run(5000, 24000), run(30000, 24000)),
+                 {"for 30000 children", "fewer than the children"});
+  expect_failure(verdicts::judge_pool_sizing(run(5000, 31024), run(30000, 31024)), {"for 5000 children", "more than"});
+  // The pool in effect (read back by the check) holds fewer than the children.
   expect_failure(verdicts::judge_pool_sizing(run(5000, 0), run(30000, 31024)),
-                 {"for 5000 children size_launch_pool returned 0", "cudaDeviceGetLimit"});
+                 {"for 5000 children the pending launch pool in effect held 0 entries"});
+  // The upper bound: four times the children plus 4096, however the pool follows the workload.
+  expect_pass(verdicts::judge_pool_sizing(run(5000, 24096), run(30000, 124096)));
+  expect_failure(verdicts::judge_pool_sizing(run(5000, 24097), run(30000, 124096)),
+                 {"for 5000 children", "more than 24096"});
+  expect_failure(verdicts::judge_pool_sizing(run(5000, 1'000'000), run(30000, 6'000'000)),
+                 {"four times the children plus 4096"});
   expect_failure(verdicts::judge_pool_sizing(run(5000, 6024), run(30000, 20000)), {"for 30000 children"});
 }
