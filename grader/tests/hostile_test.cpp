@@ -278,16 +278,17 @@ const bool tampered = [] {
                                                  "  std::exit(0);\n" + kEntry);
        },
        ""},
-      // Device code that names the grader's counters to forge the launch counts: their names are
-      // drawn per process, so the code does not link, and every check that launches it fails.
-      {"forges-the-counters", true,
+      // Device code that names the grader's counters to forge the launch counts: a variable of
+      // another module, refused before any check runs (and the names are drawn per process, so
+      // the code would not link either).
+      {"forges-the-counters", false,
        [](std::string s) {
          return "extern \"C\" __device__ unsigned long long cdplab_hook_counts[15];\n" +
                 replace(s, kChildLine,
                         "if (j < end) out[j] = values[j] * 2.0f + static_cast<float>(item);\n"
                         "  if (j == 0) cdplab_hook_counts[0] = 0;");
        },
-       "could not be linked"},
+       "which the grader does not observe and refuses"},
       {"kernel-never-ends", true,
        [](std::string s) {
          // __nanosleep keeps the compiler from removing the loop; out is never null.
