@@ -309,6 +309,7 @@ batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, co
   options.force = class_args.force;
   options.keep_work = class_args.keep_work;
   options.regrade = class_args.regrade;
+  options.only = !args.names.empty();
   options.visibility = args.visibility;
   options.grade.check_seconds = build_config::kCheckSeconds;
   if (args.sanitize) options.grade.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);

@@ -495,6 +495,46 @@ TEST_CASE("batch grade_class grades quizzes without building and keeps results o
   CHECK(contains(files::read_text(options.out_dir / "gradebook.csv"), "alice,2,2,3,final"));
 }
 
+TEST_CASE("batch grade_class with --only grades the chosen exercises again and keeps the rest of the grade") {
+  auto book = sample_book();
+  manifest::Exercise second = book.chapters[0].exercises[1];
+  second.id = "other-quiz";
+  second.file = "other.toml";
+  second.stem = "other";
+  book.chapters[0].exercises.push_back(second);
+  const auto& exercises = book.chapters[0].exercises;
+  const std::vector<const manifest::Exercise*> both = {&exercises[1], &exercises[2]};
+  const std::vector<const manifest::Exercise*> first_only = {&exercises[1]};
+  const fs::path dir = fresh_dir("grade-only");
+  const fs::path class_dir = dir / "class";
+  write(class_dir / "alice/09-sample/quiz.toml", kRightAnswers);
+  write(class_dir / "alice/09-sample/other.toml", kRightAnswers);
+  const auto submissions = batch::find_submissions(class_dir);
+  grading::Toolchain toolchain;
+  toolchain.cmake = kCMake;
+  batch::BatchOptions options;
+  options.out_dir = dir / "out";
+  options.dot = "";
+  std::vector<std::string> log;
+  options.log = [&](const std::string& line) { log.push_back(line); };
+  auto results = batch::grade_class(submissions, both, book, kRoot, toolchain, options);
+  REQUIRE(results.at(0).report.points() == 6);
+
+  // The quiz is marked again (a changed answer key, say): --only regrades it, not "graded before (kept)".
+  write(class_dir / "alice/09-sample/quiz.toml", kOneWrong);
+  options.only = true;
+  results = batch::grade_class(submissions, first_only, book, kRoot, toolchain, options);
+  CHECK_FALSE(results.at(0).reused);
+  CHECK_FALSE(any_contains(log, "graded before (kept"));
+  REQUIRE(results.at(0).report.exercises.size() == 2);  // the other quiz is kept beside it
+  CHECK(results.at(0).report.exercises[0].id == "sample-quiz");
+  CHECK(results.at(0).report.exercises[0].points() == 2);
+  CHECK(results.at(0).report.exercises[1].points() == 3);
+  const auto lines = csv_lines(files::read_text(options.out_dir / "gradebook.csv"));
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1] == "alice,2,3,5,6,final");
+}
+
 // ---- Slurm: the pieces ---------------------------------------------------------------------------
 
 TEST_CASE("slurm shell_quote gives bash the words back unchanged") {

@@ -198,7 +198,7 @@ TEST_CASE("gradebook with a roster and a due date: IDs, times, penalties, and a 
   dave.lateness_unknown = true;
   const auto lines = csv_lines(report::to_gradebook_csv({alice, bob, carol, dave}, {true, true}));
   REQUIRE(lines.size() == 5);
-  CHECK(lines[0] == "student,id,name,submitted,days late,09-sample/a (max 10),total,max,late penalty,final,status");
+  CHECK(lines[0] == "student,id,name,submitted,days late,09-sample/a (max 10),total,max,late penalty,after penalty,status");
   CHECK(lines[1] == "alice,S001,\"Liddell, Alice\",2026-12-01T20:00:00Z,0,10,10,10,0,10,final");
   CHECK(lines[2] == "bob,S002,Bob Smith,2026-12-03T01:00:00Z,2,8,8,10,2,6,final");
   CHECK(lines[3] == "carol,S003,,,,,,10,,,no submission");
@@ -284,6 +284,20 @@ TEST_CASE("gradebook summary counts skipped checks apart, and names who is late,
   CHECK(contains(report::to_class_summary({alice, bob}, true), "![spread of 09-sample/a](histograms/09-sample.a.svg)"));
 }
 
+TEST_CASE("gradebook feedback pages and the summary give one student the same score") {
+  // 5 of the 10 decided points; 10 more skipped: 50 % in the summary, and in the feedback.
+  const auto half_decided = report_of({exercise("a", {item(ItemKind::check, "x", Outcome::passed, 5, 5),
+                                                      item(ItemKind::check, "y", Outcome::failed, 0, 5)}),
+                                       exercise("b", {item(ItemKind::check, "z", Outcome::skipped, 0, 10)})});
+  const std::string summary = report::to_class_summary({{"alice", half_decided}});
+  CHECK(contains(summary, "mean 50.0 %"));
+  CHECK(contains(report::to_feedback_markdown(half_decided, "alice"), "**Score: 5/20** (50.0 % of the points decided)"));
+  CHECK(contains(report::to_feedback_html(half_decided, "alice"), "(50.0 % of the points decided)"));
+  const auto whole = report_of({exercise("a", {item(ItemKind::check, "x", Outcome::passed, 2, 3)})});
+  CHECK(contains(report::to_class_summary({{"bob", whole}}), "mean 66.7 %"));
+  CHECK(contains(report::to_feedback_markdown(whole, "bob"), "**Score: 2/3** (66.7 %)"));
+}
+
 TEST_CASE("gradebook histograms count each exercise's students by tenths of the points decided") {
   std::vector<report::ClassRow> rows;
   for (const double points : {0.0, 4.0, 4.5, 9.99, 10.0, 10.0}) rows.push_back(row_of("s", points));
@@ -294,13 +308,34 @@ TEST_CASE("gradebook histograms count each exercise's students by tenths of the 
   const std::string svg = pictures.at("09-sample/a");
   INFO(svg);
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
-  CHECK(contains(svg, "09-sample/a (max 10): 6 students"));  // the skipped one is left out
+  // The skipped one is counted, and said to be out of the bars (a class graded without a GPU is
+  // not "0 students").
+  CHECK(contains(svg, "09-sample/a (max 10): 7 students, 1 not in the bars (every check skipped"));
   CHECK(contains(svg, "<title>0-9 %: 1</title>"));
   CHECK(contains(svg, "<title>40-49 %: 2</title>"));
   CHECK(contains(svg, "<title>90-100 %: 3</title>"));
   CHECK(contains(svg, "<title>50-59 %: 0</title>"));
   CHECK(contains(pictures.at("09-sample/<b>&"), "09-sample/&lt;b&gt;&amp;"));  // a name is text, not markup
   CHECK(report::histogram_file("01-fundamentals/child_grids") == "histograms/01-fundamentals.child_grids.svg");
+}
+
+TEST_CASE("gradebook histograms of a class graded without a GPU count every student and fit their title") {
+  std::vector<report::ClassRow> rows;
+  for (const char* name : {"a", "b", "c", "d"})
+    rows.push_back({name, report_of({exercise("a_long_exercise_name_of_the_workbook",
+                                              {item(ItemKind::check, "x", Outcome::skipped, 0, 10)})})});
+  const std::string svg = report::to_score_histograms(rows).at("09-sample/a_long_exercise_name_of_the_workbook");
+  INFO(svg);
+  CHECK_FALSE(contains(svg, "0 students"));
+  CHECK(contains(svg, ": 4 students, 4 not in the bars"));
+  // The title's characters at some 7 px each, not the 300 px of the bars.
+  const auto title_start = svg.find("font-size=\"12\">") + 15;
+  const auto title = svg.substr(title_start, svg.find("</text>", title_start) - title_start);
+  const auto width_at = svg.find("width=\"") + 7;
+  const double width = std::stod(svg.substr(width_at));
+  CHECK(width > 300);
+  CHECK(width >= 30 + 7.0 * static_cast<double>(title.size()));
+  CHECK(contains(svg, "viewBox=\"0 0 " + std::to_string(static_cast<int>(width)) + " "));
 }
 
 // ---- a class graded on its quizzes ------------------------------------------------------------
@@ -344,7 +379,7 @@ TEST_CASE("gradebook of a graded class: the kept roster and policy, submission t
   auto rows = batch::write_class_reports(options.out_dir, options.log);
   auto lines = csv_lines(files::read_text(options.out_dir / "gradebook.csv"));
   REQUIRE(lines.size() == 4);
-  CHECK(lines[0] == "student,id,name,submitted,days late,09-sample/quiz (max 3),total,max,late penalty,final,status");
+  CHECK(lines[0] == "student,id,name,submitted,days late,09-sample/quiz (max 3),total,max,late penalty,after penalty,status");
   CHECK(lines[1] == "alice,S001,Alice,2026-12-01T10:00:00Z,0,3,3,3,0,3,final");
   CHECK(lines[2] == "bob,S002,Bob,2026-12-03T12:00:00Z,2,2,2,3,0.4,1.6,final");
   CHECK(lines[3] == "carol,S003,Carol,,,,,3,,,no submission");
@@ -377,5 +412,5 @@ TEST_CASE("gradebook of a graded class: the kept roster and policy, submission t
   CHECK_FALSE(fs::exists(options.out_dir / "gradebook-moodle.csv"));
   lines = csv_lines(files::read_text(options.out_dir / "gradebook.csv"));
   CHECK(lines[0] ==
-        "student,submitted,days late,09-sample/second (max 3),09-sample/quiz (max 3),total,max,late penalty,final,status");
+        "student,submitted,days late,09-sample/second (max 3),09-sample/quiz (max 3),total,max,late penalty,after penalty,status");
 }

@@ -664,6 +664,9 @@ TEST_CASE("report gradescope never counts a skipped item as passed") {
   CHECK(j.at("score") == 1.0);  // only the passed rule
   const std::string overall = j.at("output");
   CHECK(contains(overall, "grade incomplete: 2 GPU checks skipped"));
+  // Said first, where Gradescope shows it above the tests: this score is not final.
+  CHECK(overall.rfind("NOT FINAL: 2 checks were skipped", 0) == 0);
+  CHECK_FALSE(report::to_gradescope(gpu_report()).at("output").get<std::string>().find("NOT FINAL") != std::string::npos);
 }
 
 TEST_CASE("report gradescope overall output holds the summary and hints") {

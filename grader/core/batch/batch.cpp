@@ -168,6 +168,21 @@ bool grades_all_of(const grading::GradeReport& report, const std::vector<const m
                      [&](const manifest::Exercise* e) { return kept.count({e->chapter, e->id}) > 0; });
 }
 
+grading::GradeReport merge_results(const grading::GradeReport& kept, const grading::GradeReport& fresh) {
+  grading::GradeReport merged = fresh;
+  merged.exercises.clear();
+  std::set<std::pair<std::string, std::string>> placed;
+  for (const auto& e : kept.exercises) {
+    const auto again = std::find_if(fresh.exercises.begin(), fresh.exercises.end(),
+                                    [&](const auto& f) { return f.chapter == e.chapter && f.id == e.id; });
+    merged.exercises.push_back(again == fresh.exercises.end() ? e : *again);
+    placed.emplace(e.chapter, e.id);
+  }
+  for (const auto& f : fresh.exercises)
+    if (placed.count({f.chapter, f.id}) == 0) merged.exercises.push_back(f);
+  return merged;
+}
+
 std::optional<grading::GradeReport> kept_result(const fs::path& dir) {
   std::error_code error;
   const fs::path result = dir / "result.json";
@@ -374,9 +389,13 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
     const fs::path student_dir = options.out_dir / "students" / folder;
     const bool asked = options.force || std::find(options.regrade.begin(), options.regrade.end(), submission.name) !=
                                             options.regrade.end();
+    std::optional<grading::GradeReport> kept_whole;  // with --only: the rest of the grade, kept
     if (!asked && fs::exists(student_dir / "result.json")) {
       auto kept = kept_result(student_dir);
-      if (kept && !grades_all_of(*kept, exercises)) {
+      if (kept && options.only) {
+        kept_whole = kept;
+        say(submission.name + ": grading the chosen exercises (--only) again; the rest of the earlier grade is kept");
+      } else if (kept && !grades_all_of(*kept, exercises)) {
         say(submission.name + ": graded before on only some of these exercises (--only); grading again");
       } else if (kept) {
         result.report = *kept;
@@ -457,6 +476,7 @@ std::vector<StudentResult> grade_class(const std::vector<Submission>& submission
         svgs = launch_graph_pictures(tree, exercises, options.dot);
       }
     }
+    if (kept_whole) report = merge_results(*kept_whole, report);
     report.source = submission.source.string();
     report.submitted_at = submission_time(submission.source, submission.archive);
     if (report.started_at.empty()) report.started_at = start_stamp();

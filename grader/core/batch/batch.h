@@ -49,6 +49,9 @@ struct BatchOptions {
   bool force = false;                   ///< grade every submission again
   bool keep_work = false;               ///< keep each student's build tree in work/ (see the file comment)
   std::vector<std::string> regrade;     ///< grade these students again
+  /// The exercises were chosen (--only): a kept result is graded again on these exercises, and
+  /// its other exercises are kept beside them (merge_results)
+  bool only = false;
   grading::GradeOptions grade;          ///< time limits; the seed is fresh for every run
   std::string tool_version;
   std::string dot = "dot";              ///< Graphviz, for the launch-graph pictures ("" for none)
@@ -107,6 +110,10 @@ std::optional<grading::GradeReport> kept_result(const std::filesystem::path& dir
 /// lacks some of a whole grading's exercises, so the student is graded again rather than kept;
 /// a whole result kept through an `--only` run stays whole.
 bool grades_all_of(const grading::GradeReport& report, const std::vector<const manifest::Exercise*>& exercises);
+
+/// `kept` with the exercises of `fresh` in place of its own (those it lacks added at the end):
+/// an `--only` run regrades its exercises and keeps the rest of a whole grade.
+grading::GradeReport merge_results(const grading::GradeReport& kept, const grading::GradeReport& fresh);
 
 /// The launch graphs of a graded build tree as SVG documents ("chapter/stem" -> SVG), drawn
 /// with Graphviz (`dot`); exercises without PTX, and all of them when `dot` is missing, have none.

@@ -57,13 +57,20 @@ std::string picture_of(const Pictures& pictures, const ExerciseResult& e) {
   return found == pictures.end() ? "" : found->second;
 }
 
+/// "62.5 %" after the score: the share the class summary counts too (text::score_share).
+std::string score_percent(const GradeReport& report) {
+  const auto share = text::score_share(report);
+  if (!share) return "-";
+  return text::share_text(*share) + (report.complete() ? "" : " of the points decided");
+}
+
 }  // namespace
 
 std::string to_feedback_markdown(const GradeReport& report, const std::string& student, const Pictures& pictures) {
   std::ostringstream out;
   out << "# Feedback for " << md_text(student) << "\n\n";
   out << "**Score: " << text::format_score(report.points(), report.max_points()) << "** ("
-      << percent(report.points(), report.max_points()) << ")";
+      << score_percent(report) << ")";
   if (!report.complete()) out << ", not final: some items were skipped";
   out << "\n\n";
   for (const auto& line : text::summary_lines(report)) out << "- " << text::plain(line) << "\n";
@@ -119,7 +126,7 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
       << "img{max-width:100%;border:1px solid #ddd}\n</style>\n</head>\n<body>\n";
   out << "<h1>Feedback for " << esc(student) << "</h1>\n<p><strong>Score: "
       << esc(text::format_score(report.points(), report.max_points())) << "</strong> ("
-      << esc(percent(report.points(), report.max_points())) << ")"
+      << esc(score_percent(report)) << ")"
       << (report.complete() ? "" : ", not final: some items were skipped") << "</p>\n<ul>\n";
   for (const auto& line : text::summary_lines(report)) out << "<li>" << esc(line) << "</li>\n";
   for (const auto& note : report.notes) out << "<li>note: " << esc(note) << "</li>\n";

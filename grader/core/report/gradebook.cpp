@@ -4,6 +4,7 @@
 #include "report/text.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <numeric>
@@ -92,7 +93,9 @@ std::string to_gradebook_csv(const std::vector<ClassRow>& rows, const GradebookC
   if (shown.due) heading.insert(heading.end(), {"submitted", "days late"});
   for (const auto& key : columns.keys) heading.push_back(key + " (max " + text::format_points(columns.max.at(key)) + ")");
   heading.insert(heading.end(), {"total", "max"});
-  if (shown.due) heading.insert(heading.end(), {"late penalty", "final"});
+  // "after penalty", not "final": "final" is a status (grade_status), and a grade that is not
+  // final has points after its penalty too.
+  if (shown.due) heading.insert(heading.end(), {"late penalty", "after penalty"});
   heading.push_back("status");
   std::string out = csv_line(heading);
   for (const auto& row : rows) {
@@ -146,6 +149,7 @@ std::map<std::string, std::string> to_score_histograms(const std::vector<ClassRo
   std::vector<std::string> order;
   std::map<std::string, std::vector<int>> bins;  // tenths of the decided points: 0-9 % .. 90-100 %
   std::map<std::string, double> most;
+  std::map<std::string, int> undecided;  // students graded on it with nothing of it decided (every check skipped)
   for (const auto& row : rows) {
     for (const auto& e : row.report.exercises) {
       const std::string key = exercise_key(e);
@@ -155,16 +159,28 @@ std::map<std::string, std::string> to_score_histograms(const std::vector<ClassRo
       }
       most[key] = std::max(most[key], e.max_points());
       const double decided = e.decided_max_points();
-      if (decided <= 0) continue;
+      if (decided <= 0) {
+        ++undecided[key];
+        continue;
+      }
       ++bins[key][static_cast<std::size_t>(std::clamp(static_cast<int>(10.0 * e.points() / decided), 0, 9))];
     }
   }
   std::map<std::string, std::string> pictures;
-  const double bar = 22, gap = 4, left = 30, top = 28, height = 80, width = left + 10 * (bar + gap) + 10;
+  const double bar = 22, gap = 4, left = 30, top = 28, height = 80, plot_width = left + 10 * (bar + gap) + 10;
   for (const auto& key : order) {
     const auto& counts = bins[key];
     const int tallest = std::max(1, *std::max_element(counts.begin(), counts.end()));
-    const int students = std::accumulate(counts.begin(), counts.end(), 0);
+    const int scored = std::accumulate(counts.begin(), counts.end(), 0);
+    const int students = scored + undecided[key];
+    std::string title = key + " (max " + text::format_points(most[key]) + "): " + std::to_string(students) +
+                        (students == 1 ? " student" : " students");
+    if (undecided[key] > 0)
+      title += ", " + std::to_string(undecided[key]) + " not in the bars (every check skipped, nothing decided)";
+    // Wide enough for the title: some 7 px a character at 12 px sans-serif, counted in UTF-8 characters.
+    const auto characters = static_cast<double>(std::count_if(
+        title.begin(), title.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    const double width = std::max(plot_width, std::ceil(left + 7.0 * characters + 10));
     std::ostringstream svg;
     char head[256];
     std::snprintf(head, sizeof head,
@@ -172,8 +188,7 @@ std::map<std::string, std::string> to_score_histograms(const std::vector<ClassRo
                   "font-family=\"sans-serif\">\n",
                   width, top + height + 34, width, top + height + 34);
     svg << head << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-    svg << svg_text(left, 14, "start",
-                    key + " (max " + text::format_points(most[key]) + "): " + std::to_string(students) + " students", 12);
+    svg << svg_text(left, 14, "start", title, 12);
     for (std::size_t b = 0; b < counts.size(); ++b) {
       const double x = left + static_cast<double>(b) * (bar + gap);
       const double h = height * counts[b] / tallest;
@@ -217,7 +232,7 @@ std::string to_class_summary(const std::vector<ClassRow>& rows, bool histograms)
     if (row.days_late > 0) late.push_back(row.student);
     if (row.lateness_unknown) unknown_time.push_back(row.student);
     // A score is a share of the points decided: a skipped item is not a lost one.
-    if (row.report.decided_max_points() > 0) shares.push_back(100.0 * row.report.points() / row.report.decided_max_points());
+    if (const auto share = text::score_share(row.report)) shares.push_back(*share);
   }
   const auto names = [](const std::vector<std::string>& list) {
     std::string joined;

@@ -65,6 +65,14 @@ json problem_test(const ExerciseResult& exercise, const std::string& number) {
 /// The text above the tests: the summary and the hints of exercises with failures.
 std::string overall_output(const GradeReport& report) {
   std::string out;
+  // A grade with skipped checks looks like any other in Gradescope's list of tests: say it first.
+  if (!report.complete()) {
+    const int skipped = report.count(Outcome::skipped);
+    out += "NOT FINAL: " + std::to_string(skipped) + (skipped == 1 ? " check was" : " checks were") +
+           " skipped (not run, e.g. no GPU), worth " +
+           text::format_points(report.max_points() - report.decided_max_points()) +
+           " points; this score counts them as 0 until the work is graded again where they run.\n\n";
+  }
   for (const auto& line : text::summary_lines(report)) out += line + "\n";
   for (const auto& exercise : report.exercises) {
     if (!text::has_failure(exercise) || exercise.hint.empty()) continue;

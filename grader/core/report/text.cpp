@@ -236,6 +236,18 @@ std::string percent(double points, double max_points) {
   return text;
 }
 
+std::optional<double> score_share(const grading::GradeReport& report) {
+  const double decided = report.decided_max_points();
+  if (decided <= 0) return std::nullopt;
+  return 100.0 * report.points() / decided;
+}
+
+std::string share_text(double percent) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %%", percent);
+  return text;
+}
+
 std::string markdown_cell(std::string_view raw) {
   std::string out;
   for (const char c : plain(raw)) {

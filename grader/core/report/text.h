@@ -10,6 +10,7 @@
 #include "results/results.h"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,14 @@ std::string format_score(double points, double max_points);
 
 /// "60 %": points against points possible, rounded to a whole percent; "-" when nothing was possible.
 std::string percent(double points, double max_points);
+
+/// A student's score as every report gives it (feedback pages, class summary): the share of the
+/// points decided, in percent (a skipped item is not a lost one); std::nullopt when nothing was
+/// decided.
+std::optional<double> score_share(const grading::GradeReport& report);
+
+/// "62.5 %": a score_share as the reports write it.
+std::string share_text(double percent);
 
 /// Text for a Markdown table cell: clean (plain), one line, its '|' escaped.
 std::string markdown_cell(std::string_view raw);
