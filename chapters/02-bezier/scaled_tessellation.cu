@@ -2,8 +2,8 @@
 //
 // Exercise b works for a thousand lines. Ten thousand lines break it in two ways, and a third
 // makes it slow:
-//  - every line's child is a pending launch until it has finished, and the pending launch pool
-//    holds 2048 by default; CDP2 fails the launches beyond it (cudaErrorLaunchPendingCountExceeded)
+//  - every line's child holds an entry of the pending launch pool at least until its grid starts
+//    to run (docs/measured-limits.md), and the pool holds 2048 by default; CDP2 fails the launches beyond it (cudaErrorLaunchPendingCountExceeded)
 //    and those children never run;
 //  - every line's vertices come from the device heap, 8 MiB by default; a cudaMalloc beyond it
 //    fails and the line stays empty;

@@ -338,9 +338,11 @@ void check_params(const QuadtreeParams& params, const char* who) {
 /// with `params`, before the first launch.
 CDPLAB_HOST_PART void reserve_quadtree_launches(std::size_t n, const QuadtreeParams& params) {
   // TODO(adaptive-quadtree): size the pending launch pool for n points before the first
-  // launch: every internal node but the root launches one grid, pending until its subtree has
-  // finished. At most 4^l nodes of level l are internal, and at most n / (min_points_per_node + 1);
-  // sum over the levels below max_depth and call reserve_pending_launches (launch_pool.h).
+  // launch: every internal node, the root included, launches one grid (its last block
+  // launches its children's), and each launch holds its pool entry at least until its grid
+  // starts to run (docs/measured-limits.md), so count them all. At most 4^l nodes of level l
+  // are internal, and at most n / (min_points_per_node + 1); sum over the levels below
+  // max_depth and call reserve_pending_launches (launch_pool.h).
   (void)n;
   (void)params;
   CDPLAB_TODO();

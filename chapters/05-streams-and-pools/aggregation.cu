@@ -144,7 +144,8 @@ void check_items(const std::vector<unsigned>& counts, const std::vector<float>& 
 }
 
 /// The most child grids a parent of `items` items launches with `how`: one per item, per warp
-/// or per block. Each is a pending launch until its grid has completed.
+/// or per block. Each holds a pool entry at least until its grid starts to run, and all may wait
+/// at once.
 std::size_t most_children(std::size_t items, Aggregation how) {
   switch (how) {
     case Aggregation::per_thread: return items;

@@ -342,9 +342,10 @@ using adaptive::kThreads;
 using adaptive::tiles_for;
 
 // BEGIN SOLUTION
-/// An upper bound on the device-side launches pending at once: each internal node other than
-/// the root launches at most one grid (its children's), and a grid stays pending until everything
-/// below it has finished. Level l holds at most 4^l nodes, and at most n / (min_points_per_node + 1)
+/// An upper bound on the device-side launches pending at once: each internal node, the root
+/// included, launches at most one grid (its children's, from its last block), and each launch
+/// holds its pool entry at least until its grid starts to run (docs/measured-limits.md); the
+/// bound counts them all, whatever the timing. Level l holds at most 4^l nodes, and at most n / (min_points_per_node + 1)
 /// internal ones, since each holds more than min_points_per_node of the n points.
 std::size_t pending_launch_bound(std::size_t n, const QuadtreeParams& params) {
   const std::size_t per_level_limit = n / (static_cast<std::size_t>(params.min_points_per_node) + 1);
@@ -380,9 +381,11 @@ CDPLAB_HOST_PART void reserve_quadtree_launches(std::size_t n, const QuadtreePar
   reserve_pending_launches(pending_launch_bound(n, params) + kPendingLaunchMargin);
   // END SOLUTION
   //| // TODO(adaptive-quadtree): size the pending launch pool for n points before the first
-  //| // launch: every internal node but the root launches one grid, pending until its subtree has
-  //| // finished. At most 4^l nodes of level l are internal, and at most n / (min_points_per_node + 1);
-  //| // sum over the levels below max_depth and call reserve_pending_launches (launch_pool.h).
+  //| // launch: every internal node, the root included, launches one grid (its last block
+  //| // launches its children's), and each launch holds its pool entry at least until its grid
+  //| // starts to run (docs/measured-limits.md), so count them all. At most 4^l nodes of level l
+  //| // are internal, and at most n / (min_points_per_node + 1); sum over the levels below
+  //| // max_depth and call reserve_pending_launches (launch_pool.h).
   //| (void)n;
   //| (void)params;
   //| CDPLAB_TODO();

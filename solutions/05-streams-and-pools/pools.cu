@@ -1,9 +1,10 @@
 // Exercise pools: sizing the pending launch pool.
 //
-// A device-side launch takes an entry of the pending launch pool and keeps it until its grid
-// has completed. The pool holds cudaLimitDevRuntimePendingLaunchCount entries, 2048 by default.
-// CDP1 spilled extra launches into a slower virtualised pool; in CDP2 a launch that finds the
-// pool full fails with cudaErrorLaunchPendingCountExceeded (69) and its child never runs.
+// A device-side launch takes an entry of the pending launch pool and holds it at least until its
+// grid starts to run (measured: docs/measured-limits.md, "what holds a pool entry"). The pool
+// holds cudaLimitDevRuntimePendingLaunchCount entries, 2048 by default. CDP1 spilled extra
+// launches into a slower virtualised pool; in CDP2 a launch that finds the pool full fails with
+// cudaErrorLaunchPendingCountExceeded (69) and its child never runs.
 //
 // Here every thread of pool_parent launches one grader::held_child, and each child stays until
 // every launch of the parent has been reported on the launch board (grader::report_launch), so
@@ -38,9 +39,10 @@ __global__ void pool_parent(grader::LaunchBoard* board, unsigned n) {
   grader::report_launch(board, cudaGetLastError());
   // END SOLUTION
   //| // TODO(pools): launch grader::held_child<<<1, 32>>>(board, i), then report the launch's
-  //| // result on the next line with grader::report_launch(board, cudaGetLastError()). Report
-  //| // failed launches too (do not use CDPLAB_CHECK_LAUNCH here): the children wait until
-  //| // every launch has been reported.
+  //| // result on the next line with grader::report_launch(board, cudaGetLastError()): that
+  //| // call is this launch's check (in place of CDPLAB_CHECK_LAUNCH(), which would hand the
+  //| // error to the host and report nothing). Report failed launches too: the children wait
+  //| // until every launch has been reported.
   //| (void)board;
   //| CDPLAB_TODO();
 }

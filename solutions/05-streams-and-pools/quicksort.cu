@@ -36,6 +36,8 @@ inline constexpr unsigned kQuicksortThreads = kBlockSortSize / 2;
 /// The longest input quicksort() accepts: ranges and indices are int, and the heapsort's child
 /// index 2 * i + 1 must not overflow.
 inline constexpr std::size_t kMaxSortValues = std::size_t{1} << 30;
+/// Pending launches to allow beyond the sort's own (a small margin), for reserve_sort_launches.
+inline constexpr std::size_t kPendingLaunchMargin = 64;
 
 /// What the grids of one sort record, in global memory (given).
 struct SortStats {
@@ -193,9 +195,6 @@ std::size_t launch_bound(std::size_t n) {
   }
   return 2 * launching;
 }
-
-/// Launches the device runtime may need beyond the sort's own (a small margin).
-constexpr std::size_t kPendingLaunchMargin = 64;
 
 }  // namespace
 // END SOLUTION

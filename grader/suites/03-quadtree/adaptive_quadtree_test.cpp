@@ -32,8 +32,9 @@ constexpr std::size_t kReferenceTile = 4096;
 
 /// What a failed device-side launch most likely means in this exercise.
 const std::string kLaunchAdvice =
-    ". Every grid launched from the GPU stays pending until everything below it has finished; the host "
-    "sizes cudaLimitDevRuntimePendingLaunchCount for the tree before the root is launched";
+    ". Every grid launched from the GPU holds a pool entry at least until it starts to run, and how many wait at "
+    "once depends on timing; the host sizes cudaLimitDevRuntimePendingLaunchCount for every launch of the tree "
+    "before the root is launched";
 
 /// Judges the tree, then the launches its build made: each split node launches at most one grid
 /// (its four children's, never one per child), and a split node with a split child must launch
@@ -210,8 +211,8 @@ GPU_CHECK("a million uniform points") {
   const Box bounds{-8.0f, -4.0f, 24.0f, 28.0f};
   const auto points = oracle::uniform_points(rng, (std::size_t{1} << 20) + 1, bounds);
   cdplab::harness::advise_on_hang(
-      "this tree launches thousands of grids from the GPU, each pending until its subtree has finished: more than "
-      "the default pool of 2048, and this check starts from a pool of 32. Size "
+      "this tree launches thousands of grids from the GPU, each holding a pool entry at least until it starts to "
+      "run, more than the default pool of 2048, and this check starts from a pool of 32. Size "
       "cudaLimitDevRuntimePendingLaunchCount from the host before the root");
   // The pool starts small, as another part of a program may leave it (and as an earlier check
   // of this process may have left it large): the pool after the build is what the host part

@@ -29,8 +29,8 @@ void expect_tree(const oracle::Points& points, const Box& bounds, const Quadtree
   try {
     tree = cdplab::quadtree::build_quadtree(points.x, points.y, bounds, params);
   } catch (const cdplab::DeviceLaunchError& error) {
-    FAIL(std::string(error.what()) << ". Every split node is one pending launch until its whole subtree has finished; "
-                         "the host raises cudaLimitDevRuntimePendingLaunchCount before the root is launched");
+    FAIL(std::string(error.what()) << ". Every split node is one launch, holding a pool entry at least until its grid starts "
+                         "to run; the host raises cudaLimitDevRuntimePendingLaunchCount before the root is launched");
   }
   const auto verdict = oracle::judge_quadtree(points.x, points.y, bounds, params, tree);
   CHECK_MESSAGE(verdict.ok, verdict.message);
@@ -99,8 +99,8 @@ GPU_CHECK("pool raised") {
   REQUIRE_MESSAGE(launches > kDefaultPendingLaunches,
                   "the check's tree has only " << launches << " split nodes: it would not need a larger pool");
   cdplab::harness::advise_on_hang(
-      "this tree has " + std::to_string(launches) + " split nodes, each a device-side launch that stays pending "
-      "until its subtree has finished: more than the default pool of 2048. Raise "
+      "this tree has " + std::to_string(launches) + " split nodes, each a device-side launch that holds a pool "
+      "entry at least until its grid starts to run: more than the default pool of 2048. Raise "
       "cudaLimitDevRuntimePendingLaunchCount from the host before launching the root");
   expect_tree(points, bounds, params);
 }
