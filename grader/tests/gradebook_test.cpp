@@ -118,6 +118,131 @@ TEST_CASE("gradebook read_roster takes the platforms' headings, quotes and a byt
   CHECK(batch::read_roster("student\nalice\n").entries.size() == 1);  // one column is enough
 }
 
+// Canvas's gradebook export as Canvas writes it: Student (the display name), ID (Canvas's user
+// ID), SIS User ID, SIS Login ID, Section, then the assignments; the "Points Possible" row (its
+// first cell indented) right under the heading.
+const char* const kCanvasExport =
+    "Student,ID,SIS User ID,SIS Login ID,Section,Lab 3 (12345),Current Score,Final Score\r\n"
+    "    Points Possible,,,,,3,(read only),(read only)\r\n"
+    "\"Liddell, Alice\",101,S001,aliddell,CDP 2026 A,,,\r\n"
+    "\"Smith, Bob\",102,S002,bsmith,CDP 2026 A,,,\r\n"
+    "\"Doe, Carol\",103,S003,cdoe,CDP 2026 B,,,\r\n";
+
+// Moodle's grade export (plain text file) as Moodle writes it: the profile fields, then the grade
+// items, then the time of the export.
+const char* const kMoodleExport =
+    "First name,Last name,ID number,Institution,Department,Email address,\"Assignment: Lab 3 (Real)\","
+    "\"Last downloaded from this course\"\n"
+    "Alice,Liddell,S001,Uni,CS,alice@uni.example,-,1764979200\n"
+    "Bob,Smith,S002,Uni,CS,bob@uni.example,-,1764979200\n"
+    "Carol,Doe,S003,Uni,CS,carol@uni.example,-,1764979200\n";
+
+TEST_CASE("gradebook read_roster reads Canvas's gradebook export as it comes: no Points Possible student, the ID kept") {
+  const auto roster = batch::read_roster(kCanvasExport);
+  REQUIRE(roster.entries.size() == 3);
+  for (const auto& entry : roster.entries) CHECK_FALSE(contains(entry.key() + entry.name, "Points Possible"));
+  const auto* alice = roster.find("aliddell");  // the folder is named by the SIS login
+  REQUIRE(alice != nullptr);
+  CHECK(alice->name == "Liddell, Alice");
+  CHECK(alice->canvas_id == "101");
+  CHECK(alice->id == "S001");
+  CHECK(alice->section == "CDP 2026 A");
+  CHECK(roster.find("S002") == &roster.entries[1]);                      // by the SIS user ID
+  CHECK(roster.find("102") == &roster.entries[1]);                       // by Canvas's ID
+  CHECK(roster.find("doecarol_103_88123_lab3") == &roster.entries[2]);   // as Canvas names a download
+  CHECK(roster.find("doecarol_LATE_103_88123_lab3") == &roster.entries[2]);
+  CHECK(roster.find("Liddell, Alice") == alice);                         // by the display name
+  CHECK(roster.find("doecarol_999_1_lab3") == nullptr);                  // another Canvas user of that name
+  CHECK(roster.find("Points Possible") == nullptr);
+}
+
+TEST_CASE("gradebook read_roster reads Moodle's grade export as it comes") {
+  const auto roster = batch::read_roster(kMoodleExport);
+  REQUIRE(roster.entries.size() == 3);
+  CHECK(roster.entries[0].name == "Alice Liddell");
+  CHECK(roster.entries[0].id == "S001");
+  CHECK(roster.entries[0].email == "alice@uni.example");
+  CHECK(roster.find("S001") == &roster.entries[0]);
+  CHECK(roster.find("bob@uni.example") == &roster.entries[1]);
+  CHECK(roster.find("Carol Doe_4711_assignsubmission_file_") == &roster.entries[2]);  // as Moodle names a download
+}
+
+TEST_CASE("gradebook with a platform's export as the roster: no Points Possible student, IDs kept, read back") {
+  // alice's folder is her SIS login, bob's his SIS ID, carol submitted nothing.
+  const fs::path out = empty_folder(kWork / "canvas-roster");
+  const auto graded = report_of({exercise("quiz", {item(ItemKind::question, "q", Outcome::passed, 3, 3)})});
+  batch::write_student_files(out / "students/aliddell", "aliddell", graded, {});
+  batch::write_student_files(out / "students/S002", "S002", graded, {});
+  write_file(batch::roster_file(out), kCanvasExport);
+  const auto rows = batch::write_class_reports(out);
+  REQUIRE(rows.size() == 3);
+  const std::string summary = files::read_text(out / "summary.md");
+  INFO(summary);
+  CHECK_FALSE(contains(summary, "Points Possible"));
+  CHECK(contains(summary, "- students graded: 2\n"));
+  CHECK(contains(summary, "- on the roster, no submission: 1 (cdoe)"));
+  const auto canvas = csv_lines(files::read_text(out / "gradebook-canvas.csv"));
+  INFO(files::read_text(out / "gradebook-canvas.csv"));
+  REQUIRE(canvas.size() == 5);
+  CHECK(canvas[1] == "Points Possible,,,,,3");
+  CHECK(canvas[2] == "\"Smith, Bob\",102,S002,bsmith,CDP 2026 A,3");  // rows in the order of the folders
+  CHECK(canvas[3] == "\"Liddell, Alice\",101,S001,aliddell,CDP 2026 A,3");
+  CHECK(canvas[4] == "\"Doe, Carol\",103,S003,cdoe,CDP 2026 B,");
+  const auto moodle = files::read_text(out / "gradebook-moodle.csv");
+  CHECK_FALSE(contains(moodle, "Points Possible"));
+  CHECK(contains(moodle, "S001,aliddell,,\"Liddell, Alice\",aliddell,3\r\n"));
+  // The export, imported back as the roster, is the same class.
+  const auto again = batch::read_roster(files::read_text(out / "gradebook-canvas.csv"));
+  REQUIRE(again.entries.size() == 3);
+  CHECK(again.find("aliddell")->canvas_id == "101");
+  CHECK(again.find("S003")->name == "Doe, Carol");
+
+  // Moodle's export as the roster: alice by her ID number, bob by his email.
+  const fs::path moodle_out = empty_folder(kWork / "moodle-roster");
+  batch::write_student_files(moodle_out / "students/S001", "S001", graded, {});
+  batch::write_student_files(moodle_out / "students/bob", "bob@uni.example", graded, {});
+  write_file(batch::roster_file(moodle_out), kMoodleExport);
+  batch::write_class_reports(moodle_out);
+  const auto moodle_lines = csv_lines(files::read_text(moodle_out / "gradebook-moodle.csv"));
+  INFO(files::read_text(moodle_out / "gradebook-moodle.csv"));
+  REQUIRE(moodle_lines.size() == 4);
+  CHECK(moodle_lines[1] == "S001,,alice@uni.example,Alice Liddell,S001,3");
+  CHECK(moodle_lines[2] == "S003,,carol@uni.example,Carol Doe,S003,");
+  CHECK(moodle_lines[3] == "S002,,bob@uni.example,Bob Smith,bob@uni.example,3");
+  CHECK(batch::read_roster(files::read_text(moodle_out / "gradebook-moodle.csv")).entries.size() == 3);
+}
+
+TEST_CASE("gradebook feedback of a late student gives the due date, the submission time, the days late and the penalty") {
+  const fs::path out = empty_folder(kWork / "late-feedback");
+  const auto graded = report_of({exercise("quiz", {item(ItemKind::question, "q", Outcome::passed, 2, 2),
+                                                   item(ItemKind::question, "r", Outcome::failed, 0, 1)})});
+  batch::write_student_files(out / "students/alice", "alice", graded, {});
+  batch::write_student_files(out / "students/bob", "bob", graded, {});
+  write_file(batch::roster_file(out), "student,submitted\nalice,2026-12-01T10:00:00Z\nbob,2026-12-03T12:00:00Z\n");
+  batch::ClassPolicy policy;
+  policy.late.due = utc("2026-12-01T23:59:00Z");
+  policy.late.percent_per_day = 10;
+  policy.late.limit_days = 5;
+  batch::write_policy(out, policy);
+  batch::write_class_reports(out);
+  const std::string bob = files::read_text(out / "students/bob/feedback.md");
+  INFO(bob);
+  CHECK(contains(bob, "**Due date:** 2026-12-01T23:59:00Z. Submitted 2026-12-03T12:00:00Z: 2 days late"));
+  CHECK(contains(bob, "**Late penalty:** 10 % of the points a day late, no points after 5 days: 0.4 points off, "
+                      "1.6/3 after the penalty."));
+  const std::string bob_html = files::read_text(out / "students/bob/feedback.html");
+  CHECK(contains(bob_html, "<strong>Due date:</strong> 2026-12-01T23:59:00Z. Submitted 2026-12-03T12:00:00Z: 2 days late"));
+  CHECK(contains(bob_html, "0.4 points off, 1.6/3 after the penalty."));
+  const std::string alice = files::read_text(out / "students/alice/feedback.md");
+  CHECK(contains(alice, "Submitted 2026-12-01T10:00:00Z: on time, no late penalty."));
+  CHECK_FALSE(contains(alice, "Late penalty"));
+  // The due date forgotten (--due none): the feedback says no more of it.
+  batch::write_policy(out, batch::ClassPolicy{});
+  batch::write_class_reports(out);
+  CHECK_FALSE(contains(files::read_text(out / "students/bob/feedback.md"), "Due date"));
+  CHECK_FALSE(contains(files::read_text(out / "students/bob/feedback.html"), "Due date"));
+}
+
 TEST_CASE("gradebook read_roster refuses what cannot be a roster, naming the line") {
   const auto refused = [](const std::string& csv) {
     try {
@@ -128,7 +253,8 @@ TEST_CASE("gradebook read_roster refuses what cannot be a roster, naming the lin
     return std::string();
   };
   CHECK(contains(refused(""), "empty"));
-  CHECK(contains(refused("id,name\nS1,Alice\n"), "no \"student\" column"));
+  CHECK(contains(refused("notes,section\nfine,A\n"), "no \"student\" column"));
+  CHECK(batch::read_roster("id,name\nS1,Alice\n").entries.size() == 1);  // found by ID or name
   CHECK(contains(refused("student,id\nalice,1\nbob,2\nalice,3\n"), "line 4: student alice is listed twice"));
   CHECK(contains(refused("student,id\n,1\n"), "line 2: no student"));
   CHECK(contains(refused("student,submitted\nalice,yesterday\n"), "line 2: \"yesterday\" is not a time"));
@@ -154,7 +280,7 @@ TEST_CASE("gradebook policy and roster are kept in the results folder, and broke
   CHECK(read.assignment == "Lab 3: CDP");
   write_file(batch::policy_file(out), "{ not json");
   CHECK_THROWS_AS(batch::read_policy(out), std::runtime_error);
-  write_file(batch::roster_file(out), "id\n1\n");
+  write_file(batch::roster_file(out), "notes\nfine\n");  // nothing that names a student
   CHECK_THROWS_AS(batch::read_kept_roster(out), std::runtime_error);
 }
 

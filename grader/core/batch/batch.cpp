@@ -4,6 +4,7 @@
 #include "files/files.h"
 #include "process/process.h"
 #include "quiz/quiz.h"
+#include "report/text.h"
 #include "rules/launch_graph.h"
 
 #include <algorithm>
@@ -197,11 +198,26 @@ std::optional<grading::GradeReport> kept_result(const fs::path& dir) {
   }
 }
 
+namespace {
+
+/// The launch-graph pictures already in a student's folder, for the exercises of `report`.
+report::Pictures pictures_in(const fs::path& dir, const grading::GradeReport& report) {
+  report::Pictures pictures;
+  std::error_code error;
+  for (const auto& e : report.exercises) {
+    const std::string key = report::text::exercise_path(e);
+    if (fs::is_regular_file(fs::symlink_status(dir / picture_file(key), error))) pictures[key] = picture_file(key);
+  }
+  return pictures;
+}
+
+}  // namespace
+
 void write_student_files(const fs::path& dir, const std::string& student, const grading::GradeReport& report,
                          const std::map<std::string, std::string>& svgs, const std::string& visibility) {
   fs::create_directories(dir);
   files::write_whole(dir / "student.txt", student);
-  report::Pictures pictures;
+  report::Pictures pictures = pictures_in(dir, report);  // an --only run's kept exercises keep theirs
   for (const auto& [key, svg] : svgs) {
     files::write_whole(dir / picture_file(key), svg);
     pictures[key] = picture_file(key);
@@ -236,6 +252,7 @@ std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
     if (log) log(line);
   };
   std::vector<report::ClassRow> rows;
+  std::map<std::string, fs::path> dir_of;  // each graded student's folder, for the feedback's due date
   const fs::path students = out_dir / "students";
   if (fs::is_directory(students)) {
     std::vector<fs::path> dirs;
@@ -253,6 +270,7 @@ std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
         row.student = name;
         row.report = report::from_json(nlohmann::json::parse(files::read_text(file)));
         row.submitted_at = row.report.submitted_at;
+        dir_of[name] = dir;
         rows.push_back(std::move(row));
       } catch (const std::exception& error) {
         say(file.string() + " cannot be read (" + error.what() + "); left out of the gradebook");
@@ -272,9 +290,10 @@ std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
   }
   if (roster) {
     std::vector<std::string> unlisted;
+    std::set<const RosterEntry*> matched;  // by folder, login, ID, email or name (Roster::find)
     for (auto& row : rows) {
       const RosterEntry* entry = roster->find(row.student);
-      if (entry == nullptr) {
+      if (entry == nullptr || !matched.insert(entry).second) {
         unlisted.push_back(row.student);
         continue;
       }
@@ -282,9 +301,9 @@ std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
       if (const auto when = parse_time(entry->submitted)) row.submitted_at = utc_stamp(*when);  // the platform's record
     }
     for (const auto& entry : roster->entries) {
-      if (std::any_of(rows.begin(), rows.end(), [&](const auto& row) { return row.student == entry.student; })) continue;
+      if (matched.count(&entry) > 0) continue;
       report::ClassRow row;
-      row.student = entry.student;
+      row.student = entry.key();
       row.submitted = false;
       take_roster_entry(row, entry);
       rows.push_back(std::move(row));
@@ -302,6 +321,37 @@ std::vector<report::ClassRow> write_class_reports(const fs::path& out_dir,
     row.days_late = late.days;
     row.late_share = late.share;
     row.lateness_unknown = late.unknown;
+  }
+  // The feedback tells a student of the due date: when, when they submitted, how late, the penalty.
+  // Written again only where it changes (a due date set, changed or forgotten).
+  for (const auto& row : rows) {
+    const auto dir = dir_of.find(row.student);
+    if (!row.submitted || dir == dir_of.end()) continue;
+    try {
+      std::error_code missing;
+      const fs::path md = dir->second / "feedback.md";
+      const std::string before = fs::is_regular_file(md, missing) ? files::read_text(md) : "";
+      if (!policy.late.due && before.find("\n**Due date:**") == std::string::npos) continue;
+      report::LateNote note;
+      if (policy.late.due) {
+        note.due = utc_stamp(*policy.late.due);
+        note.submitted = row.submitted_at;
+        note.days_late = row.days_late;
+        note.unknown = row.lateness_unknown;
+        note.percent_per_day = policy.late.percent_per_day;
+        note.limit_days = policy.late.limit_days.value_or(-1);
+        note.penalty = row.late_penalty();
+        note.after_penalty = row.final_points();
+      }
+      const report::LateNote* late = policy.late.due ? &note : nullptr;
+      const auto pictures = pictures_in(dir->second, row.report);
+      const std::string after = report::to_feedback_markdown(row.report, row.student, pictures, late);
+      if (after == before) continue;
+      files::write_whole(md, after);
+      files::write_whole(dir->second / "feedback.html", report::to_feedback_html(row.report, row.student, pictures, late));
+    } catch (const std::exception& error) {
+      say(row.student + ": the feedback cannot be given its due date (" + error.what() + ")");
+    }
   }
 
   files::write_whole(out_dir / "gradebook.csv",

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -92,6 +93,7 @@ RosterField roster_field(const std::string& heading) {
       {"section", &RosterEntry::section},       {"canvasid", &RosterEntry::canvas_id},
       {"submitted", &RosterEntry::submitted},   {"submittedat", &RosterEntry::submitted},
       {"submissiontime", &RosterEntry::submitted},
+      {"useridnumber", &RosterEntry::id},
   };
   const auto found = fields.find(heading_key(heading));
   return found == fields.end() ? nullptr : found->second;
@@ -107,11 +109,64 @@ bool digits(const std::string& text, std::size_t& pos, int count, int& value) {
   return true;
 }
 
+/// A name as Canvas writes it into the names of downloaded submissions: "Doe, Alice" -> "doealice".
+std::string name_key(const std::string& name) {
+  std::string key;
+  for (const char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c)) || (static_cast<unsigned char>(c) & 0x80))
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return key;
+}
+
+/// Whether a folder is named as a platform names a downloaded submission of this entry: the
+/// name, then '_' and more: Canvas's "doealice_12345_678_lab" (then the Canvas ID, where the
+/// roster has one: "doealice_LATE_12345_..."), Moodle's "Alice Doe_123_assignsubmission_file_".
+bool canvas_download_of(const RosterEntry& entry, const std::string& folder) {
+  if (name_key(entry.name).empty()) return false;
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t end; (end = folder.find('_', start)) != std::string::npos; start = end + 1)
+    parts.push_back(folder.substr(start, end - start));
+  parts.push_back(folder.substr(start));
+  if (parts.size() < 2 || name_key(parts[0]) != name_key(entry.name)) return false;
+  if (entry.canvas_id.empty()) return true;
+  for (std::size_t i = 1; i < parts.size() && i < 3; ++i)
+    if (parts[i] == entry.canvas_id) return true;
+  return false;
+}
+
 }  // namespace
 
-const RosterEntry* Roster::find(const std::string& student) const {
-  for (const auto& entry : entries)
-    if (entry.student == student) return &entry;
+const std::string& RosterEntry::key() const {
+  for (const std::string* field : {&student, &login, &id, &email, &canvas_id, &name})
+    if (!field->empty()) return *field;
+  return student;
+}
+
+const RosterEntry* Roster::find(const std::string& folder) const {
+  if (folder.empty()) return nullptr;
+  // In order of trust: the folder itself, then a platform's identifiers, then the name.
+  const std::vector<std::function<bool(const RosterEntry&)>> levels = {
+      [&](const RosterEntry& e) { return e.student == folder; },
+      [&](const RosterEntry& e) { return e.student.empty() && e.login == folder; },
+      [&](const RosterEntry& e) { return e.student.empty() && e.id == folder; },
+      [&](const RosterEntry& e) { return e.student.empty() && e.email == folder; },
+      [&](const RosterEntry& e) { return e.student.empty() && e.canvas_id == folder; },
+      [&](const RosterEntry& e) { return e.student.empty() && canvas_download_of(e, folder); },
+      [&](const RosterEntry& e) { return e.student.empty() && !e.name.empty() && e.name == folder; },
+      [&](const RosterEntry& e) {
+        return e.student.empty() && !name_key(e.name).empty() && name_key(e.name) == name_key(folder);
+      },
+  };
+  for (const auto& matches : levels) {
+    const RosterEntry* found = nullptr;
+    for (const auto& entry : entries) {
+      if (!matches(entry)) continue;
+      if (found != nullptr) return nullptr;  // two students alike: neither is guessed
+      found = &entry;
+    }
+    if (found != nullptr) return found;
+  }
   return nullptr;
 }
 
@@ -119,23 +174,49 @@ Roster read_roster(const std::string& csv) {
   const auto records = csv_records(csv);
   if (records.empty()) throw std::runtime_error("the roster is empty (its first line names the columns)");
   std::vector<RosterField> columns;
-  bool has_student = false;
-  for (const auto& heading : records.front().second) {
-    columns.push_back(roster_field(trimmed(heading)));
-    has_student = has_student || columns.back() == &RosterEntry::student;
+  std::vector<std::string> keys;
+  for (const auto& heading : records.front().second) keys.push_back(heading_key(trimmed(heading)));
+  // Canvas's gradebook export: "Student" is the display name, "ID" Canvas's user ID.
+  const bool canvas = std::count(keys.begin(), keys.end(), "student") == 1 &&
+                      (std::count(keys.begin(), keys.end(), "sisuserid") + std::count(keys.begin(), keys.end(), "sisloginid")) > 0;
+  std::size_t first_name = keys.size(), last_name = keys.size();
+  bool names_a_student = false;
+  for (std::size_t c = 0; c < keys.size(); ++c) {
+    RosterField field = roster_field(keys[c]);
+    if (canvas && keys[c] == "student") field = &RosterEntry::name;
+    if (canvas && keys[c] == "id") field = &RosterEntry::canvas_id;
+    if (keys[c] == "firstname") first_name = c;
+    if (keys[c] == "lastname" || keys[c] == "surname") last_name = c;
+    columns.push_back(field);
+    names_a_student = names_a_student || (field != nullptr && field != &RosterEntry::section &&
+                                          field != &RosterEntry::submitted);
   }
-  if (!has_student)
-    throw std::runtime_error("line 1: no \"student\" column (the name of each student's submission folder or archive)");
+  names_a_student = names_a_student || first_name < keys.size() || last_name < keys.size();
+  if (!names_a_student)
+    throw std::runtime_error("line 1: no \"student\" column (the name of each student's submission folder or archive), "
+                             "nor a login, ID, email or name to find it by");
   Roster roster;
   for (std::size_t r = 1; r < records.size(); ++r) {
     const auto& [line, fields] = records[r];
+    // Canvas's "Points Possible" row (written "    Points Possible") and its like: no student.
+    if (!fields.empty() && heading_key(trimmed(fields[0])) == "pointspossible") continue;
     RosterEntry entry;
     for (std::size_t c = 0; c < fields.size() && c < columns.size(); ++c)
       if (columns[c] != nullptr) entry.*columns[c] = trimmed(fields[c]);
+    if (entry.name.empty()) {
+      const std::string first = first_name < fields.size() ? trimmed(fields[first_name]) : "";
+      const std::string last = last_name < fields.size() ? trimmed(fields[last_name]) : "";
+      entry.name = first + (first.empty() || last.empty() ? "" : " ") + last;
+    }
     const std::string where = "line " + std::to_string(line) + ": ";
-    if (entry.student.empty()) throw std::runtime_error(where + "no student (the \"student\" column is empty)");
-    if (roster.find(entry.student) != nullptr)
-      throw std::runtime_error(where + "student " + entry.student + " is listed twice");
+    // A roster that names folders names one on every line; an export names students otherwise.
+    const bool names_folders = std::count(columns.begin(), columns.end(), &RosterEntry::student) > 0;
+    if (entry.key().empty() || (names_folders && entry.student.empty()))
+      throw std::runtime_error(where + "no student (the \"student\" column is empty)");
+    if (std::any_of(roster.entries.begin(), roster.entries.end(), [&](const RosterEntry& e) {
+          return e.key() == entry.key() && e.student == entry.student;
+        }))
+      throw std::runtime_error(where + "student " + entry.key() + " is listed twice");
     if (!entry.submitted.empty() && !parse_time(entry.submitted))
       throw std::runtime_error(where + "\"" + entry.submitted +
                                "\" is not a time (write it as 2026-12-01T23:59:00Z, or without the zone in local time)");

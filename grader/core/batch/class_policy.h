@@ -26,21 +26,37 @@ struct RosterEntry {
   std::string section;
   std::string canvas_id;  ///< Canvas's own user ID ("ID" in its gradebook)
   std::string submitted;  ///< when the learning platform received the work (ISO 8601); may be empty
+
+  /// How the gradebook names the student when no submission names them: the folder, else the
+  /// login, the ID, the email, the Canvas ID or the name, the first one given.
+  const std::string& key() const;
 };
 
 /// A class list, read from CSV (RFC 4180) with a heading row. The headings are matched without
-/// regard to case, blanks or '_': "student" (or "folder", "submission"; required), "id" (or
-/// "student id", "sis user id"), "name" (or "full name"), "login" (or "sis login id",
-/// "username"), "email" (or "email address"), "section", "canvas id", and "submitted" (or
-/// "submitted at", "submission time"). Other columns are ignored.
+/// regard to case, blanks or '_': "student" (or "folder", "submission"), "id" (or "student id",
+/// "sis user id", "id number"), "name" (or "full name"; "first name" and "last name"/"surname"
+/// are joined), "login" (or "sis login id", "username"), "email" (or "email address"),
+/// "section", "canvas id", and "submitted" (or "submitted at", "submission time"). Other columns
+/// (the assignments of an export) are ignored.
+///
+/// The platforms' gradebook exports are read as they come:
+/// - Canvas's (Student, ID, SIS User ID, SIS Login ID, Section, then the assignments): its
+///   "Student" is the display name ("Doe, Alice") and its "ID" Canvas's own user ID; the
+///   "Points Possible" row under the heading is no student.
+/// - Moodle's (First name, Last name, ID number, Institution, Department, Email address, then
+///   the grade items).
 struct Roster {
   std::vector<RosterEntry> entries;
-  const RosterEntry* find(const std::string& student) const;
+  /// The entry of the submission named `folder`: the one whose folder it is, else the one whose
+  /// login, ID, email or Canvas ID it is, else whose name it is (as written, or as Canvas names
+  /// downloaded submissions: "doealice" or "doealice_CANVASID_..."). nullptr when none, or when
+  /// two entries match alike.
+  const RosterEntry* find(const std::string& folder) const;
 };
 
 /// Reads a roster; throws std::runtime_error naming the line for what cannot be a roster (no
-/// "student" column, an unclosed quote, a student listed twice, a "submitted" time that is not
-/// a time).
+/// column that names a student, an unclosed quote, a student listed twice, a "submitted" time
+/// that is not a time).
 Roster read_roster(const std::string& csv);
 
 /// A time written as ISO 8601: "2026-12-01", "2026-12-01T23:59", "2026-12-01 23:59:30", with an

@@ -64,15 +64,45 @@ std::string score_percent(const GradeReport& report) {
   return text::share_text(*share) + (report.complete() ? "" : " of the points decided");
 }
 
+/// The due date's lines of the feedback: when it was due, when the work came, how late, and the
+/// penalty. Plain text; each line starts with its label ("Due date", "Late penalty").
+std::vector<std::pair<std::string, std::string>> late_lines(const GradeReport& report, const LateNote& late) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  std::string when = late.due + ". ";
+  if (late.unknown || late.submitted.empty()) {
+    lines.emplace_back("Due date", when + "The time of your submission is not known, so no lateness was judged and no "
+                                          "penalty taken.");
+    return lines;
+  }
+  when += "Submitted " + late.submitted;
+  if (late.days_late <= 0) {
+    lines.emplace_back("Due date", when + ": on time, no late penalty.");
+    return lines;
+  }
+  lines.emplace_back("Due date", when + ": " + std::to_string(late.days_late) +
+                                     (late.days_late == 1 ? " day" : " days") + " late (a started day counts as one).");
+  std::string policy = text::format_points(late.percent_per_day) + " % of the points a day late";
+  if (late.limit_days >= 0)
+    policy += ", no points after " + std::to_string(late.limit_days) + (late.limit_days == 1 ? " day" : " days");
+  lines.emplace_back("Late penalty", policy + ": " + text::format_points(late.penalty) + " points off, " +
+                                         text::format_score(late.after_penalty, report.max_points()) +
+                                         " after the penalty.");
+  return lines;
+}
+
 }  // namespace
 
-std::string to_feedback_markdown(const GradeReport& report, const std::string& student, const Pictures& pictures) {
+std::string to_feedback_markdown(const GradeReport& report, const std::string& student, const Pictures& pictures,
+                                 const LateNote* late) {
   std::ostringstream out;
   out << "# Feedback for " << md_text(student) << "\n\n";
   out << "**Score: " << text::format_score(report.points(), report.max_points()) << "** ("
       << score_percent(report) << ")";
   if (!report.complete()) out << ", not final: some items were skipped";
   out << "\n\n";
+  if (late != nullptr) {
+    for (const auto& [label, line] : late_lines(report, *late)) out << "**" << label << ":** " << md_cell(line) << "\n\n";
+  }
   for (const auto& line : text::summary_lines(report)) out << "- " << text::plain(line) << "\n";
   for (const auto& note : report.notes) out << "- note: " << text::plain(note) << "\n";
   // A feedback text given before (the same skip reason for every GPU check, say) is named, not repeated.
@@ -114,7 +144,8 @@ std::string to_feedback_markdown(const GradeReport& report, const std::string& s
   return out.str();
 }
 
-std::string to_feedback_html(const GradeReport& report, const std::string& student, const Pictures& pictures) {
+std::string to_feedback_html(const GradeReport& report, const std::string& student, const Pictures& pictures,
+                             const LateNote* late) {
   const auto esc = [](const std::string& raw) { return text::markup_escape(raw, false); };
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Feedback for "
@@ -127,7 +158,12 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
   out << "<h1>Feedback for " << esc(student) << "</h1>\n<p><strong>Score: "
       << esc(text::format_score(report.points(), report.max_points())) << "</strong> ("
       << esc(score_percent(report)) << ")"
-      << (report.complete() ? "" : ", not final: some items were skipped") << "</p>\n<ul>\n";
+      << (report.complete() ? "" : ", not final: some items were skipped") << "</p>\n";
+  if (late != nullptr) {
+    for (const auto& [label, line] : late_lines(report, *late))
+      out << "<p><strong>" << esc(label) << ":</strong> " << esc(line) << "</p>\n";
+  }
+  out << "<ul>\n";
   for (const auto& line : text::summary_lines(report)) out << "<li>" << esc(line) << "</li>\n";
   for (const auto& note : report.notes) out << "<li>note: " << esc(note) << "</li>\n";
   out << "</ul>\n";

@@ -60,14 +60,27 @@ std::string to_junit_xml(const grading::GradeReport& report);
 /// launch-graph SVG, relative to the page.
 using Pictures = std::map<std::string, std::string>;
 
-/// Feedback for one student as Markdown: the score, then per exercise its items, what failed
-/// and why, the first hint, and the launch-graph picture where there is one.
+/// What a student's feedback says of the due date, where a class has one (batch/class_policy.h).
+struct LateNote {
+  std::string due;               ///< ISO 8601
+  std::string submitted;         ///< ISO 8601; empty when not known
+  int days_late = 0;             ///< a started day counts as one
+  bool unknown = false;          ///< no submission time: lateness not judged
+  double percent_per_day = 0;    ///< the policy
+  int limit_days = -1;           ///< later than this: no points; -1: no limit
+  double penalty = 0;            ///< points taken off
+  double after_penalty = 0;      ///< the points after it
+};
+
+/// Feedback for one student as Markdown: the score, with a due date when it was due, when the
+/// work came, the days late and the penalty, then per exercise its items, what failed and why,
+/// the first hint, and the launch-graph picture where there is one.
 std::string to_feedback_markdown(const grading::GradeReport& report, const std::string& student,
-                                 const Pictures& pictures = {});
+                                 const Pictures& pictures = {}, const LateNote* late = nullptr);
 
 /// The same feedback as one self-contained HTML page (pictures are linked, not embedded).
 std::string to_feedback_html(const grading::GradeReport& report, const std::string& student,
-                             const Pictures& pictures = {});
+                             const Pictures& pictures = {}, const LateNote* late = nullptr);
 
 /// One student's row of a class: who, the grade, and when it was handed in.
 struct ClassRow {
