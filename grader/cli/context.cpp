@@ -56,8 +56,29 @@ std::string missing_chapters_note(const manifest::Workbook& book) {
   return note;
 }
 
+std::string name_of_path(const std::string& name) {
+  const bool path_like = name.find('/') != std::string::npos ||
+                         (name.size() > 3 && name.compare(name.size() - 3, 3, ".cu") == 0) ||
+                         (name.size() > 5 && name.compare(name.size() - 5, 5, ".toml") == 0) || name == "." ||
+                         name == "..";
+  if (!path_like) return name;
+  std::string trimmed = name;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  std::error_code error;
+  const auto path = std::filesystem::weakly_canonical(std::filesystem::absolute(trimmed, error), error);
+  if (error) return name;
+  const auto chapters =
+      std::filesystem::weakly_canonical(std::filesystem::path(build_config::kProjectRoot) / "chapters", error);
+  if (error) return name;
+  const auto relative = path.lexically_relative(chapters);
+  if (relative.empty() || relative == "." || *relative.begin() == "..") return name;  // not below chapters/
+  return relative.generic_string();
+}
+
 std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook& book,
-                                                        const std::vector<std::string>& names) {
+                                                        const std::vector<std::string>& typed) {
+  std::vector<std::string> names;
+  for (const auto& name : typed) names.push_back(name_of_path(name));
   std::string unknown;
   auto selected = book.select(names, unknown);
   if (!unknown.empty()) find_exercise(book, unknown);  // throws, naming what there is
@@ -89,10 +110,15 @@ std::string nearest_name(const std::string& typed, const std::vector<std::string
       best_distance = d;
     }
   }
+  // Else a name the typed one is a part of ("fundamentals" of "01-fundamentals").
+  if (best.empty() && typed.size() >= 4)
+    for (const auto& name : known)
+      if (name.find(typed) != std::string::npos) return name;
   return best;
 }
 
-const manifest::Exercise& find_exercise(const manifest::Workbook& book, const std::string& name) {
+const manifest::Exercise& find_exercise(const manifest::Workbook& book, const std::string& typed) {
+  const std::string name = name_of_path(typed);
   if (const auto* e = book.find_exercise(name)) return *e;
   // A chapter where one exercise is meant (cdplab hint 01-fundamentals): name its exercises.
   if (const auto* chapter = book.find_chapter(name)) {

@@ -44,7 +44,13 @@ Context make_context(int jobs);
 /// instructor's commands (grade, release) have nothing to grade against.
 bool is_student_copy();
 
-/// The exercises named by chapter ("01-fundamentals", "01") or exercise ("child-grids"); all when empty.
+/// `name` as the workbook names it when it is a path to a file or folder below chapters/, relative
+/// to the current directory or absolute ("../chapters/01-fundamentals/child_grids.cu" as
+/// "01-fundamentals/child_grids.cu"); else `name` itself.
+std::string name_of_path(const std::string& name);
+
+/// The exercises named by chapter ("01-fundamentals", "01") or exercise ("child-grids", or the
+/// path to its file); all when empty.
 std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook& book,
                                                         const std::vector<std::string>& names);
 
@@ -53,7 +59,8 @@ std::vector<const manifest::Exercise*> select_exercises(const manifest::Workbook
 std::string missing_chapters_note(const manifest::Workbook& book);
 
 /// The name among `known` that `typed` is most likely a slip of (at most two letters added,
-/// dropped or changed, or a prefix of it); empty when none is that near.
+/// dropped or changed, or a prefix of it), else one that holds it ("fundamentals" of
+/// "01-fundamentals"); empty when none is that near.
 std::string nearest_name(const std::string& typed, const std::vector<std::string>& known);
 
 /// Finds one exercise or throws UsageError listing the ids that exist.

@@ -143,6 +143,9 @@ std::optional<sandbox::Kit> grading_sandbox(const Context& ctx, const GradeArgs&
 
 grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises,
                                  bool show_build_progress) {
+  // A missing or half-configured build folder fails every build: say so, never blaming an exercise.
+  if (const auto problem = grading::build_tree_problem(ctx.own_build); !problem.empty())
+    throw UsageError(problem + "; nothing was checked. Run ./cdplab again: it configures the folder anew");
   grading::BuildTree tree(ctx.root, ctx.own_build, ctx.toolchain);
   // A first build takes minutes: say how far it is.
   if (show_build_progress)
@@ -186,6 +189,11 @@ grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tre
   } else {
     report = grading::grade_all(exercises, tree, options_for(args, kPracticeSeed), tree.exercise_dir());
     report.tool_version = build_config::kVersion;
+    // The build folder deleted while the checks ran: every build failed for that, not for the
+    // exercises; nothing of this run is recorded.
+    if (const auto problem = grading::build_tree_problem(ctx.own_build); !problem.empty())
+      throw UsageError(problem + " (it went away during the check): these results say nothing of your code. Run "
+                       "./cdplab again: it configures the folder anew");
   }
 
   // Matched by id: a remote's workbook lists the same exercises, but need not in this order.
@@ -217,8 +225,10 @@ grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tre
       for (const auto& item : e.items) failed = failed || item.outcome == grading::Outcome::failed;
       if (!failed) continue;
       failed_any = true;
-      std::cout << "\nnext: fix " << e.file << ", then run `cdplab check " << e.id << "` again (a hint: `cdplab hint "
-                << e.id << "`)\n";
+      std::cout << "\n"
+                << wrapped("next: fix " + e.file + ", then run `cdplab check " + e.id + "` again (a hint: `cdplab hint " +
+                               e.id + "`)\n",
+                           2);
       break;
     }
     if (!failed_any && !remote && !report.complete()) std::cout << "\n" << no_gpu_advice(ctx, report);

@@ -18,7 +18,9 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == cdplab::remote::kGpuProbeArgument) return cdplab::remote::gpu_probe_main();
   // A program of a submission that detaches a process leaves it to cdplab, which ends it.
   cdplab::process::end_left_behind_processes();
-  CLI::App app{"cdplab: the CUDA Dynamic Parallelism workbook and its grader"};
+  // Named "cdplab", as every message names it: CLI11 would take argv[0], the path of this binary
+  // inside the build tree, for --help's usage line.
+  CLI::App app{"cdplab: the CUDA Dynamic Parallelism workbook and its grader", "cdplab"};
   app.formatter(std::make_shared<WrappingFormatter>());  // before the commands: they take it from here
   // No command: the student's loop at the first exercise not done (run_next_exercise).
   app.require_subcommand(0, 1);
@@ -308,10 +310,10 @@ int main(int argc, char** argv) {
     }
     return run_next_exercise(ctx, grade_args);
   } catch (const UsageError& error) {
-    std::cerr << "cdplab: " << error.what() << "\n";
+    std::cerr << wrapped("cdplab: " + std::string(error.what()) + "\n", 2);
     return kUsageError;
   } catch (const std::exception& error) {
-    std::cerr << "cdplab: " << error.what() << "\n";
+    std::cerr << wrapped("cdplab: " + std::string(error.what()) + "\n", 2);
     return kUsageError;
   }
   return kUsageError;

@@ -92,14 +92,19 @@ bool wait_for_save_or_stop(const SaveWatcher& watcher) {
 
 void print_next_step(const Context& ctx, const manifest::Exercise* current) {
   if (current == nullptr) {
-    std::cout << "\nwatch: every exercise passed its last check"
-              << (gpu_pending_count(ctx) > 0 ? " or awaits its GPU checks (no GPU here)" : "") << ". Ctrl-C leaves.\n"
+    std::cout << "\n"
+              << wrapped(std::string("watch: every exercise passed its last check") +
+                             (gpu_pending_count(ctx) > 0 ? " or awaits its GPU checks (no GPU here)" : "") +
+                             ". Ctrl-C leaves.\n",
+                         2)
               << std::flush;
     return;
   }
-  std::cout << "\nwatch: working on " << current->id << " (" << current->title << "): save chapters/"
-            << current->path() << " to check it (a hint: `cdplab hint " << current->id
-            << "`; Ctrl-C leaves)\n"
+  std::cout << "\n"
+            << wrapped("watch: working on " + current->id + " (" + current->title + "): save chapters/" +
+                           current->path() + " to check it (a hint: `cdplab hint " + current->id +
+                           "`; Ctrl-C leaves)\n",
+                       2)
             << std::flush;
 }
 
@@ -176,8 +181,9 @@ int run_next_exercise(Context& ctx, const GradeArgs& args) {
     std::cout << "every exercise is done; `cdplab list` shows them, `cdplab check` checks them all again\n";
     return kAllPassed;
   }
-  std::cout << "cdplab: the first exercise not done is " << next->id << " (" << next->path()
-            << "); checking it. In a terminal, `cdplab` alone checks it again each time you save it.\n";
+  std::cout << wrapped("cdplab: the first exercise not done is " + next->id + " (" + next->path() +
+                           "); checking it. In a terminal, `cdplab` alone checks it again each time you save it.\n",
+                       2);
   GradeArgs one = args;
   one.names = {next->id};
   return run_check(ctx, one);

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -79,13 +80,20 @@ int run_list(Context& ctx) {
   const manifest::Exercise* next = nullptr;
   const std::string missing = missing_chapters_note(ctx.book);
   if (!missing.empty()) std::cout << missing << "\n";
+  // The columns as wide as the longest id and file name, so that every row lines up.
+  int id_width = 0;
+  int file_width = 0;
+  for (const auto* e : ctx.book.exercises()) {
+    id_width = std::max(id_width, static_cast<int>(e->id.size()));
+    file_width = std::max(file_width, static_cast<int>(e->file.size()));
+  }
   for (const auto& chapter : ctx.book.chapters) {
     std::cout << chapter.id << "  " << chapter.title << "\n";
     for (const auto& e : chapter.exercises) {
       bool done = false;
       bool pending = false;
       const std::string status = status_of(ctx, progress, e, done, pending);
-      std::printf("  %-22s %-32s %s\n", e.id.c_str(), e.file.c_str(), status.c_str());
+      std::printf("  %-*s  %-*s  %s\n", id_width, e.id.c_str(), file_width, e.file.c_str(), status.c_str());
       if (!done && !pending && next == nullptr) next = &e;
     }
   }
@@ -102,8 +110,9 @@ int run_list(Context& ctx) {
     std::cout << (pending > 0 ? "Every exercise passed its last check or awaits its GPU checks.\n"
                               : "Every exercise passed its last check.\n");
   } else {
-    std::cout << "next: " << next->title << ": edit chapters/" << next->path() << ", then `cdplab check "
-              << next->id << "` (stuck? `cdplab hint " << next->id << "`)\n";
+    std::cout << wrapped("next: " + next->title + ": edit chapters/" + next->path() + ", then `cdplab check " +
+                             next->id + "` (stuck? `cdplab hint " + next->id + "`)\n",
+                         2);
   }
   return kAllPassed;
 }
@@ -233,7 +242,9 @@ int run_starters(Context& ctx, bool write) {
     std::cout << fs::relative(pair.starter, ctx.root).string() << ": " << pair.problem << "\n";
   }
   if (stale > 0) {
-    std::cout << stale << " starter(s) differ from their solutions; `cdplab starters --write` regenerates them\n";
+    std::cout << wrapped(std::to_string(stale) +
+                         " starter(s) differ from their solutions; `cdplab starters --write` regenerates them, "
+                         "overwriting the files above (an edit of yours in them is lost: copy it first)\n");
     return kSomeFailed;
   }
   std::cout << "every starter matches its solution\n";

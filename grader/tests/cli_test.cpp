@@ -1,6 +1,7 @@
 // End to end: the cdplab command line grading real folders. With a GPU the solutions score
 // 100 %; without one the rules still pass and the grade is reported incomplete (exit 3).
 #include "files/files.h"
+#include "grading/build_tree.h"
 #include "manifest/manifest.h"
 #include "process/process.h"
 #include "report/report.h"
@@ -366,6 +367,7 @@ TEST_CASE("./cdplab stays quiet when the tool is up to date, and shows a failed 
   fs::create_directories(dir / "build" / "student" / "grader" / "cli");
   fs::copy_file(kRoot / "cdplab", dir / "cdplab");
   std::ofstream(dir / "build" / "student" / "CMakeCache.txt") << "";
+  std::ofstream(dir / "build" / "student" / "build.ninja") << "";
   const auto script = [](const fs::path& file, const std::string& body) {
     std::ofstream(file) << "#!/bin/sh\n" << body;
     fs::permissions(file, fs::perms::owner_all, fs::perm_options::add);
@@ -401,6 +403,128 @@ TEST_CASE("./cdplab stays quiet when the tool is up to date, and shows a failed 
   CHECK(first.output.find("[1/2] Building CXX object main.cpp.o") != std::string::npos);
   CHECK(first.output.find("cdplab: the tool is built (") != std::string::npos);
   CHECK(first.output.find("the tool ran: list") != std::string::npos);
+
+  // A first configure that failed left CMakeCache.txt without build.ninja: the next run configures
+  // again rather than failing every build on "loading 'build.ninja'".
+  fs::remove(dir / "build" / "student" / "build.ninja");
+  script(dir / "bin" / "cmake",
+         "if [ \"$1\" = --preset ]; then echo configured; touch build/student/build.ninja; exit 0; fi\n"
+         "[ -f build/student/build.ninja ] || { echo \"ninja: error: loading 'build.ninja'\"; exit 1; }\n");
+  const auto again = cdplab::process::run({(dir / "cdplab").string(), "list"}, options);
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(again.output.find("configuring " + (dir / "build" / "student").string() + " again") != std::string::npos);
+  CHECK(again.output.find("loading 'build.ninja'") == std::string::npos);
+  CHECK(again.output.find("the tool ran: list") != std::string::npos);
+}
+
+// A build folder without its cache or its build.ninja (deleted, or a configure that did not finish)
+// is named as the problem, never the exercises that could not build in it.
+TEST_CASE("a missing or half-configured build folder is named, not blamed on the exercises") {
+  const fs::path dir = kWork / "broken-build";
+  fs::remove_all(dir);
+  CHECK(cdplab::grading::build_tree_problem(dir).find("is missing") != std::string::npos);
+  fs::create_directories(dir);
+  CHECK(cdplab::grading::build_tree_problem(dir).find("no CMakeCache.txt") != std::string::npos);
+  std::ofstream(dir / "CMakeCache.txt") << "";
+  CHECK(cdplab::grading::build_tree_problem(dir).find("no build.ninja") != std::string::npos);
+  std::ofstream(dir / "build.ninja") << "";
+  CHECK(cdplab::grading::build_tree_problem(dir).empty());
+}
+
+// The first hour's snags: --help names the command as typed, list's columns line up, a name is
+// found from a part of it or from the path a shell completes.
+TEST_CASE("cdplab --help says cdplab, list lines up, and check takes paths and suggests chapters") {
+  const auto help = cdplab_cli({"--help"});
+  CHECK(help.ok());
+  CHECK(help.output.find("Usage: cdplab ") != std::string::npos);
+  CHECK(help.output.find(CDPLAB_CLI) == std::string::npos);
+
+  const auto list = cdplab_cli({"list"});
+  REQUIRE(list.ok());
+  std::set<std::size_t> file_columns, status_columns;
+  for (const auto& line : cdplab::report::text::split_lines(list.output)) {
+    for (const auto& file : {"aggregated_tessellation.cu", "child_grids.cu", "quiz.toml"}) {
+      const auto at = line.find(std::string(" ") + file + " ");
+      if (line.rfind("  ", 0) != 0 || at == std::string::npos) continue;
+      file_columns.insert(at + 1);
+      status_columns.insert(line.find_first_not_of(' ', at + 1 + std::string(file).size()));
+    }
+  }
+  CHECK(file_columns.size() == 1);  // every file name starts in one column, the longest id's too
+  CHECK(status_columns.size() == 1);  // and every status
+
+  const auto suggested = cdplab_cli({"check", "fundamentals"});
+  CHECK(suggested.exit_code == 2);
+  CHECK(suggested.output.find("did you mean '01-fundamentals'?") != std::string::npos);
+
+  // A path from the project's top (tab-completed), from the current folder, or absolute.
+  const auto by_path = cdplab_cli({"hint", "chapters/01-fundamentals/child_grids.cu"});
+  CHECK(by_path.ok());
+  CHECK(by_path.output.find("01-fundamentals/child_grids.cu") != std::string::npos);
+  cdplab::process::Options in_chapter;
+  in_chapter.working_directory = (kRoot / "chapters/01-fundamentals").string();
+  in_chapter.timeout_seconds = 120;
+  const auto relative = cdplab::process::run({CDPLAB_CLI, "hint", "./tail_continuation.cu"}, in_chapter);
+  CHECK(relative.ok());
+  CHECK(relative.output.find("01-fundamentals/tail_continuation.cu") != std::string::npos);
+  const auto absolute = cdplab_cli({"hint", (kRoot / "chapters/01-fundamentals/shared_histogram.cu").string()});
+  CHECK(absolute.ok());
+  CHECK(absolute.output.find("01-fundamentals/shared_histogram.cu") != std::string::npos);
+  const fs::path json = kWork / "check-by-path.json";
+  fs::remove(json);
+  const auto checked = cdplab_cli({"check", "chapters/01-fundamentals/child_grids.cu", "./chapters/02-bezier/", "--quiet",
+                                   "--format", "json", "--output", json.string()});
+  INFO(checked.output);
+  CHECK(checked.exit_code != 2);
+  std::ifstream in(json);
+  REQUIRE(in);
+  const auto report = cdplab::report::from_json(nlohmann::json::parse(in));
+  REQUIRE(report.exercises.size() == 5);  // child-grids and chapter 02's four
+  CHECK(report.exercises.front().id == "child-grids");
+  CHECK(report.exercises.back().chapter == "02-bezier");
+}
+
+// Every line the tool prints fits 100 columns when COLUMNS is unset and the output is a pipe (a
+// CI log, `| less`): the help of every command and what the commands that run on the CPU print.
+TEST_CASE("every line cdplab prints fits 100 columns without a terminal") {
+  const auto without_columns = [](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"env", "-u", "COLUMNS", CDPLAB_CLI};
+    argv.insert(argv.end(), args.begin(), args.end());
+    cdplab::process::Options options;
+    options.timeout_seconds = 600;
+    return cdplab::process::run(argv, options);
+  };
+  std::vector<std::vector<std::string>> runs = {
+      {"--help"},
+      {"list"},
+      {"check", "child-grids"},
+      {"check", "01-fundamentals"},
+      {"check", "streams-quiz"},
+      {"check", "fundamentals"},
+      {"hint", "child-grids"},
+      {"hint", "child-grids", "--all"},
+      {"hint", "01-fundamentals"},
+      {"rules", (kRoot / "chapters/01-fundamentals/child_grids.cu").string()},
+      {"rules", (kRoot / "chapters/02-bezier/cdp_tessellation.cu").string()},
+      {"starters"},
+      {"frobnicate"},
+      {},
+  };
+  for (const auto* command : {"list", "check", "watch", "grade", "hint", "reset", "rules", "run", "bench", "probe",
+                              "release", "starters", "serve", "gradescope", "remote-check"})
+    runs.push_back({command, "--help"});
+  for (const auto& args : runs) {
+    const auto ran = without_columns(args);
+    std::string command = "cdplab";
+    for (const auto& a : args) command += " " + a;
+    INFO(command);
+    CHECK(ran.started);
+    for (const auto& line : cdplab::report::text::split_lines(ran.output)) {
+      INFO(line);
+      CHECK(cdplab::report::text::display_width(line) <= 100);
+    }
+  }
 }
 
 // pools' and concurrency's checks need the GPU alone: their processes start ahead and wait at a

@@ -78,6 +78,30 @@ TEST_CASE("release text leaves out the parts of the project's Markdown that spea
   CHECK(cdplab::release::without_project_parts("a\n<!-- release-only\nkept\n/release-only -->\nb\n") == "a\nkept\nb\n");
 }
 
+// An instructor who tried an exercise in chapters/ has an edited starter: the release refuses it,
+// names the file, and never offers `cdplab starters --write` as the fix without saying that it
+// overwrites that file.
+TEST_CASE("release refuses an edited starter, naming it, and warns that starters --write overwrites it") {
+  const fs::path work = fs::path(CDPLAB_TEST_BINARY_DIR) / "release-edited-starter";
+  fs::remove_all(work);
+  fs::create_directories(work / "solutions/01-fundamentals");
+  fs::create_directories(work / "chapters/01-fundamentals");
+  fs::copy_file(kRoot / "solutions/01-fundamentals/child_grids.cu", work / "solutions/01-fundamentals/child_grids.cu");
+  std::ofstream(work / "chapters/01-fundamentals/child_grids.cu")
+      << cdplab::files::read_text(kRoot / "chapters/01-fundamentals/child_grids.cu") << "// my attempt\n";
+  try {
+    cdplab::release::make_release(work, work.string() + "-release");
+    FAIL("an edited starter was released");
+  } catch (const std::runtime_error& error) {
+    const std::string message = error.what();
+    INFO(message);
+    CHECK(message.find("chapters/01-fundamentals/child_grids.cu") != std::string::npos);
+    CHECK(message.find("overwrites these files") != std::string::npos);
+    CHECK(message.find("run `cdplab starters --write` first") == std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(work.string() + "-release"));
+}
+
 TEST_CASE("release presets drop the solutions and test the student's chapters") {
   const auto presets =
       nlohmann::json::parse(cdplab::release::release_presets(cdplab::files::read_text(kRoot / "CMakePresets.json")));

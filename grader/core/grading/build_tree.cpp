@@ -351,4 +351,14 @@ std::string regex_escape(const std::string& text) {
   return out;
 }
 
+std::string build_tree_problem(const std::filesystem::path& dir) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) return "the build folder " + dir.string() + " is missing";
+  if (!std::filesystem::exists(dir / "CMakeCache.txt", error))
+    return "the build folder " + dir.string() + " is not configured (it has no CMakeCache.txt)";
+  if (!std::filesystem::exists(dir / "build.ninja", error) && !std::filesystem::exists(dir / "Makefile", error))
+    return "the build folder " + dir.string() + " is broken (its configure did not finish: no build.ninja)";
+  return "";
+}
+
 }  // namespace cdplab::grading

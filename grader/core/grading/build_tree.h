@@ -156,4 +156,10 @@ class BuildTree {
 /// Escapes a string for use inside a CTest regular expression.
 std::string regex_escape(const std::string& text);
 
+/// What is missing of the configured build tree `dir` ("" when nothing is): the folder itself,
+/// its CMakeCache.txt, or its build tool's file (build.ninja or Makefile), which a configure that
+/// failed half-way, or a folder deleted during a run, leaves out. A tree in that state fails every
+/// build with the build tool's words ("could not load cache"), which are no fault of an exercise.
+std::string build_tree_problem(const std::filesystem::path& dir);
+
 }  // namespace cdplab::grading

@@ -131,7 +131,22 @@ double Exercise::max_points() const {
   return sum;
 }
 
-const Exercise* Workbook::find_exercise(const std::string& name) const {
+namespace {
+
+/// A name as a path below the project's top may spell it (a shell's tab completion):
+/// "chapters/01-fundamentals/child_grids.cu" or "./chapters/01-fundamentals/" as
+/// "01-fundamentals/child_grids.cu" and "01-fundamentals".
+std::string path_as_name(std::string name) {
+  while (name.rfind("./", 0) == 0) name.erase(0, 2);
+  if (name.rfind("chapters/", 0) == 0) name.erase(0, 9);
+  while (name.size() > 1 && name.back() == '/') name.pop_back();
+  return name;
+}
+
+}  // namespace
+
+const Exercise* Workbook::find_exercise(const std::string& typed) const {
+  const std::string name = path_as_name(typed);
   for (const auto* e : exercises()) {
     if (name == e->id || name == e->stem || name == e->file || name == e->chapter + "/" + e->stem ||
         name == e->path())
@@ -140,7 +155,9 @@ const Exercise* Workbook::find_exercise(const std::string& name) const {
   return nullptr;
 }
 
-const Chapter* Workbook::find_chapter(const std::string& id) const {
+const Chapter* Workbook::find_chapter(const std::string& typed) const {
+  const std::string id = path_as_name(typed);
+  if (id.empty()) return nullptr;
   for (const auto& c : chapters) {
     if (c.id == id || c.id.substr(0, id.size() + 1) == id + "-") return &c;  // "01" finds "01-fundamentals"
   }

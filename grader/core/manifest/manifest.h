@@ -68,7 +68,8 @@ struct Workbook {
   std::vector<std::string> missing_chapters;
 
   /// Finds an exercise by id ("child-grids"), stem ("child_grids"), file name or
-  /// "chapter/stem"; nullptr when there is none.
+  /// "chapter/stem", also as a path below the project's top ("chapters/01-fundamentals/child_grids.cu",
+  /// and "chapters/01-fundamentals/" for find_chapter); nullptr when there is none.
   const Exercise* find_exercise(const std::string& name) const;
   const Chapter* find_chapter(const std::string& id) const;
   /// All exercises, chapter by chapter.

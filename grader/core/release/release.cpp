@@ -129,11 +129,18 @@ std::string without_project_parts(const std::string& markdown) {
 Released make_release(const fs::path& root, const fs::path& target) {
   if (fs::exists(target) && !(fs::is_directory(target) && fs::is_empty(target)))
     throw std::runtime_error(target.string() + " exists and is not empty; a release goes into a new folder");
+  // The release ships the starters: every one must be what its solution generates. One that
+  // differs may be an edit (an instructor trying an exercise), which `cdplab starters --write`
+  // would overwrite: name the files, and say so.
+  std::string stale;
   for (const auto& pair : starters::compare_all(root)) {
-    if (!pair.up_to_date)
-      throw std::runtime_error(fs::relative(pair.starter, root).string() + ": " + pair.problem +
-                               " (run `cdplab starters --write` first: the release ships the starters)");
+    if (!pair.up_to_date) stale += "\n  " + fs::relative(pair.starter, root).string() + ": " + pair.problem;
   }
+  if (!stale.empty())
+    throw std::runtime_error(
+        "the release ships the starters, and these differ from what their solutions generate:" + stale +
+        "\n`cdplab starters` lists them, `git diff` shows an edit of yours. Keep a copy of an edit you mean to"
+        "\nkeep: `cdplab starters --write` overwrites these files with the generated starters.");
 
   // Build the copy next to the target and move it into place at the end: a failure leaves nothing.
   const fs::path staging = target.string() + ".partial";

@@ -105,6 +105,9 @@ void write_items(std::ostream& out, const ExerciseResult& exercise, const Style&
     label_column = std::max(label_column, text::display_width(text::plain(text::item_label(item))));
     score_width = std::max(score_width, text::display_width(text::format_score(item.points, item.max_points)));
   }
+  // Skipped items in a row show their points together (below): no wider than the exercise's.
+  score_width = std::max(score_width,
+                         text::display_width(text::format_score(exercise.points(), exercise.max_points())));
   const std::size_t feedback_indent = 2 + style.marker_width() + 1;
   // A long name (a rule's sentence) wraps rather than pushing every score past the width.
   const std::size_t room = feedback_indent + 2 + score_width + 20 < options.width
