@@ -30,7 +30,10 @@ started=$SECONDS
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "skipped: $*" >&2; exit 77; }
 # expect_in FILE TEXT: FILE holds TEXT.
-expect_in() { grep -qF -- "$2" "$1" || fail "$1 does not say '$2'; it holds:$(printf '\n'; cat "$1")"; }
+# Messages wrap at 100 columns: the file is read as one line, its runs of blanks as one.
+expect_in() {
+  tr '\n' ' ' < "$1" | tr -s ' ' | grep -qF -- "$2" || fail "$1 does not say '$2'; it holds:$(printf '\n'; cat "$1")"
+}
 expect_not_in() { ! grep -qF -- "$2" "$1" || fail "$1 says '$2'; it holds:$(printf '\n'; cat "$1")"; }
 
 [ -x "$cdplab" ] || fail "no cdplab at $cdplab"

@@ -20,7 +20,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 started=$SECONDS
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_in() { grep -qF -- "$2" "$1" || fail "$1 does not say '$2'; it holds:$(printf '\n'; cat "$1")"; }
+# Messages wrap at 100 columns: the file is read as one line, its runs of blanks as one.
+expect_in() {
+  tr '\n' ' ' < "$1" | tr -s ' ' | grep -qF -- "$2" || fail "$1 does not say '$2'; it holds:$(printf '\n'; cat "$1")"
+}
 # wait_for_line FILE TEXT: waits (up to 120 s) until FILE says TEXT.
 wait_for_line() {
   for _ in $(seq 1200); do grep -qF -- "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
