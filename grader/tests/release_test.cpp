@@ -204,7 +204,8 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
     pid=$!
     wait_for() {  # wait_for COUNT TEXT: until TEXT is in the log COUNT times (or 600 s)
       for _ in $(seq 600); do
-        [ "$(grep -c -- "$2" "$log")" -ge "$1" ] && return 0
+        # The status line wraps at 100 columns: the log is read as one line.
+        [ "$(tr '\n' ' ' < "$log" | tr -s ' ' | grep -o -- "$2" | wc -l)" -ge "$1" ] && return 0
         kill -0 $pid 2>/dev/null || return 1
         sleep 1
       done
