@@ -29,12 +29,6 @@ const std::set<std::string>& harmless_names() {
   return names;
 }
 
-std::string demangled(const std::string& name) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> text(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && text ? std::string(text.get()) : name;
-}
-
 bool identifier_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
 }
@@ -105,6 +99,12 @@ std::string source_place(const std::string& ptx, std::size_t at) {
 }
 
 }  // namespace
+
+std::string demangled(const std::string& name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> text(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && text ? std::string(text.get()) : name;
+}
 
 std::vector<PtxFunctionHeader> ptx_function_headers(const std::string& ptx) {
   std::vector<PtxFunctionHeader> headers;

@@ -34,6 +34,10 @@ struct PtxFunctionHeader {
   std::size_t body = std::string::npos;
 };
 
+/// A PTX symbol as C++ reads it (`_ZN6cdplab...` -> `cdplab::...`); the symbol itself when it is
+/// not a mangled C++ name.
+std::string demangled(const std::string& name);
+
 /// Every function header of `ptx`, in text order (a function declared and then defined has two).
 std::vector<PtxFunctionHeader> ptx_function_headers(const std::string& ptx);
 

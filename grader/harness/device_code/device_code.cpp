@@ -10,7 +10,6 @@
 
 #include <cuda.h>  // the driver's virtual-memory types; its entry points are asked of the runtime
 #include <cuda_runtime.h>
-#include <cxxabi.h>
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -62,11 +61,7 @@ std::string read_file(const std::string& path, bool* ok) {
   return text.str();
 }
 
-std::string demangled(const std::string& name) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> text(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && text ? std::string(text.get()) : name;
-}
+using device_code::demangled;
 
 std::string gpu_architecture() {
   int device = 0;
