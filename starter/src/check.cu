@@ -1,6 +1,5 @@
 // Host and device halves of the error checks declared in cdplab/check.h.
 #include "cdplab/check.h"
-#include "cdplab/gpu_timer.h"
 
 #include <cstring>
 #include <sstream>
