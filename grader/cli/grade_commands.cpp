@@ -523,7 +523,7 @@ int submit_class_to_slurm(Context& ctx, const fs::path& dir, const GradeArgs& ar
   keep_class_policy(options.out_dir, class_args);
   const slurm::Layout layout(options.out_dir);
 
-  const auto tasks = slurm::tasks_to_grade(submissions, options.out_dir, options.force, options.regrade,
+  const auto tasks = slurm::tasks_to_grade(submissions, options.out_dir, options.force, options.only, options.regrade,
                                            exercises);
   if (tasks.empty()) {
     std::cerr << "cdplab: every submission of " << dir.string() << " was graded before; nothing to submit "

@@ -685,9 +685,12 @@ TEST_CASE("slurm tasks_to_grade skips finished students unless asked, and done m
   write(out / "students/bob/result.json", "{}");
   const std::vector<Submission> submissions = {{"alice", "/c/alice", false}, {"bob", "/c/bob", false},
                                                {"carol", "/c/carol", false}};
-  CHECK(tasks_to_grade(submissions, out, false, {}, {}) == std::vector<std::size_t>{1});
-  CHECK(tasks_to_grade(submissions, out, false, {"carol"}, {}) == std::vector<std::size_t>{1, 2});
-  CHECK(tasks_to_grade(submissions, out, true, {}, {}) == std::vector<std::size_t>{0, 1, 2});
+  CHECK(tasks_to_grade(submissions, out, false, false, {}, {}) == std::vector<std::size_t>{1});
+  CHECK(tasks_to_grade(submissions, out, false, false, {"carol"}, {}) == std::vector<std::size_t>{1, 2});
+  CHECK(tasks_to_grade(submissions, out, true, false, {}, {}) == std::vector<std::size_t>{0, 1, 2});
+  // --only into a results folder: everyone is graded again on the chosen exercises (each task
+  // keeps the rest of its earlier grade), as a local run does.
+  CHECK(tasks_to_grade(submissions, out, false, true, {}, {}) == std::vector<std::size_t>{0, 1, 2});
 
   const Layout layout(out);
   CHECK_FALSE(done_summary(layout, 1));

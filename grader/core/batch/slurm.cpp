@@ -329,12 +329,12 @@ bool cancel(const Tools& tools, const std::string& id) {
 }
 
 std::vector<std::size_t> tasks_to_grade(const std::vector<Submission>& submissions, const fs::path& out_dir,
-                                        bool force, const std::vector<std::string>& regrade,
+                                        bool force, bool only, const std::vector<std::string>& regrade,
                                         const std::vector<const manifest::Exercise*>& exercises) {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < submissions.size(); ++i) {
     const auto& name = submissions[i].name;
-    const bool asked = force || std::find(regrade.begin(), regrade.end(), name) != regrade.end();
+    const bool asked = force || only || std::find(regrade.begin(), regrade.end(), name) != regrade.end();
     const auto kept = kept_result(out_dir / "students" / student_folder(name));
     if (asked || !kept || !grades_all_of(*kept, exercises)) out.push_back(i);
   }

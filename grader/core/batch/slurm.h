@@ -190,9 +190,10 @@ bool wait_for_jobs(const Tools& tools, const std::vector<std::string>& ids, doub
 
 /// The indices of the submissions that need grading: those without a result the grader kept
 /// below `out_dir` of every one of `exercises` (kept_result, grades_all_of), and all of those asked
-/// for (`force`, or named in `regrade`).
+/// for (`force`, or named in `regrade`). With `only` (exercises chosen by --only) everyone is
+/// graded again on them, as a local run does: each task keeps the rest of its earlier grade.
 std::vector<std::size_t> tasks_to_grade(const std::vector<Submission>& submissions,
-                                        const std::filesystem::path& out_dir, bool force,
+                                        const std::filesystem::path& out_dir, bool force, bool only,
                                         const std::vector<std::string>& regrade,
                                         const std::vector<const manifest::Exercise*>& exercises);
 

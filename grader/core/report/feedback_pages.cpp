@@ -50,10 +50,8 @@ std::string md_block(const std::string& raw) {
   return fence + "text\n" + body + (body.empty() || body.back() == '\n' ? "" : "\n") + fence + "\n";
 }
 
-std::string exercise_key(const ExerciseResult& e) { return text::exercise_path(e); }
-
 std::string picture_of(const Pictures& pictures, const ExerciseResult& e) {
-  const auto found = pictures.find(exercise_key(e));
+  const auto found = pictures.find(text::exercise_path(e));
   return found == pictures.end() ? "" : found->second;
 }
 
@@ -108,7 +106,7 @@ std::string to_feedback_markdown(const GradeReport& report, const std::string& s
   // A feedback text given before (the same skip reason for every GPU check, say) is named, not repeated.
   std::map<std::string, std::string> said;  // feedback -> the item that gave it first
   for (const auto& e : report.exercises) {
-    out << "\n## " << exercise_key(e) << ": " << text::plain(e.title) << " ("
+    out << "\n## " << text::exercise_path(e) << ": " << text::plain(e.title) << " ("
         << text::format_score(e.points(), e.max_points()) << ")\n\n";
     if (!e.problem.empty()) {
       out << "**Problem:** " << md_cell(e.problem) << "\n\n";
@@ -122,7 +120,7 @@ std::string to_feedback_markdown(const GradeReport& report, const std::string& s
     for (const auto& item : e.items) {
       if (item.outcome == Outcome::passed || item.feedback.empty()) continue;
       out << "\n**" << md_cell(text::item_label(item)) << "** (" << outcome_word(item.outcome) << ")";
-      const std::string label = exercise_key(e) + ", " + text::item_label(item);
+      const std::string label = text::exercise_path(e) + ", " + text::item_label(item);
       if (const auto first = said.emplace(item.feedback, label); !first.second)
         out << ": as for " << md_cell(first.first->second) << ", above\n";
       else
@@ -139,7 +137,7 @@ std::string to_feedback_markdown(const GradeReport& report, const std::string& s
       }
     }
     if (const std::string picture = picture_of(pictures, e); !picture.empty())
-      out << "\n![launch graph of " << exercise_key(e) << "](" << picture << ")\n";
+      out << "\n![launch graph of " << text::exercise_path(e) << "](" << picture << ")\n";
   }
   return out.str();
 }
@@ -169,7 +167,7 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
   out << "</ul>\n";
   std::map<std::string, std::string> said;  // feedback -> the item that gave it first
   for (const auto& e : report.exercises) {
-    out << "<h2>" << esc(exercise_key(e)) << ": " << esc(e.title) << " ("
+    out << "<h2>" << esc(text::exercise_path(e)) << ": " << esc(e.title) << " ("
         << esc(text::format_score(e.points(), e.max_points())) << ")</h2>\n";
     if (!e.problem.empty()) {
       out << "<p class=\"failed\"><strong>Problem:</strong> " << esc(e.problem) << "</p>\n";
@@ -186,7 +184,7 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
     for (const auto& item : e.items) {
       if (item.outcome == Outcome::passed || item.feedback.empty()) continue;
       out << "<h3 class=\"" << outcome_word(item.outcome) << "\">" << esc(text::item_label(item)) << "</h3>\n";
-      const std::string label = exercise_key(e) + ", " + text::item_label(item);
+      const std::string label = text::exercise_path(e) + ", " + text::item_label(item);
       if (const auto first = said.emplace(item.feedback, label); !first.second)
         out << "<p>As for " << esc(first.first->second) << ", above.</p>\n";
       else
@@ -200,7 +198,7 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
     }
     if (const std::string picture = picture_of(pictures, e); !picture.empty())
       out << "<p><img src=\"" << text::markup_escape(picture, true) << "\" alt=\"launch graph of "
-          << text::markup_escape(exercise_key(e), true) << "\"></p>\n";
+          << text::markup_escape(text::exercise_path(e), true) << "\"></p>\n";
   }
   out << "</body>\n</html>\n";
   return out.str();

@@ -16,8 +16,6 @@ namespace {
 using grading::ExerciseResult;
 using grading::Outcome;
 
-std::string exercise_key(const ExerciseResult& e) { return text::exercise_path(e); }
-
 std::string csv_field(const std::string& raw) {
   std::string value = text::plain(raw);
   // A field a spreadsheet would take for a formula (a student's folder named "=1+2") is text.
@@ -56,7 +54,7 @@ Columns class_columns(const std::vector<ClassRow>& rows) {
   Columns columns;
   for (const auto& row : rows) {
     for (const auto& e : row.report.exercises) {
-      const std::string key = exercise_key(e);
+      const std::string key = text::exercise_path(e);
       if (columns.max.count(key) == 0) columns.keys.push_back(key);
       columns.max[key] = std::max(columns.max[key], e.max_points());
     }
@@ -100,7 +98,7 @@ std::string to_gradebook_csv(const std::vector<ClassRow>& rows, const GradebookC
   std::string out = csv_line(heading);
   for (const auto& row : rows) {
     std::map<std::string, double> points;
-    for (const auto& e : row.report.exercises) points[exercise_key(e)] = e.points();
+    for (const auto& e : row.report.exercises) points[text::exercise_path(e)] = e.points();
     std::vector<std::string> fields = {row.student};
     if (shown.roster) fields.insert(fields.end(), {row.id, row.full_name});
     if (shown.due) {
@@ -152,7 +150,7 @@ std::map<std::string, std::string> to_score_histograms(const std::vector<ClassRo
   std::map<std::string, int> undecided;  // students graded on it with nothing of it decided (every check skipped)
   for (const auto& row : rows) {
     for (const auto& e : row.report.exercises) {
-      const std::string key = exercise_key(e);
+      const std::string key = text::exercise_path(e);
       if (bins.count(key) == 0) {
         order.push_back(key);
         bins[key].assign(10, 0);
@@ -270,7 +268,7 @@ std::string to_class_summary(const std::vector<ClassRow>& rows, bool histograms)
   std::map<std::string, int> failed_items;
   for (const auto& row : rows) {
     for (const auto& e : row.report.exercises) {
-      const std::string key = exercise_key(e);
+      const std::string key = text::exercise_path(e);
       exercise_points[key].first += e.points();
       exercise_points[key].second += e.decided_max_points();
       for (const auto& item : e.items)
@@ -298,7 +296,7 @@ std::string to_class_summary(const std::vector<ClassRow>& rows, bool histograms)
   for (const auto& row : rows)
     for (const auto& e : row.report.exercises)
       if (!e.problem.empty())
-        problems << "| " << text::markdown_cell(row.student) << " | " << text::markdown_cell(exercise_key(e)) << " | "
+        problems << "| " << text::markdown_cell(row.student) << " | " << text::markdown_cell(text::exercise_path(e)) << " | "
                  << text::markdown_cell(text::first_line(e.problem, 160)) << " |\n";
   if (!problems.str().empty())
     out << "\n## Work that could not be graded in full\n\n| student | exercise | problem |\n| --- | --- | --- |\n"

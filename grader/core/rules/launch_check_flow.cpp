@@ -53,7 +53,7 @@ std::set<std::string> branch_predicates(const ptx::Function& function) {
   return tracked;
 }
 
-struct State {
+struct PathState {
   std::size_t at = 0;
   std::set<int> pending;               ///< PTX lines of launches not checked yet on this path
   std::map<std::string, bool> values;  ///< what this path knows of the tracked predicates
@@ -70,9 +70,9 @@ std::vector<int> unchecked_launches(const ptx::Function& function, const std::ve
 
   std::set<int> found;
   std::set<std::tuple<std::size_t, std::set<int>, std::map<std::string, bool>>> seen;
-  std::vector<State> work{State{}};
+  std::vector<PathState> work{PathState{}};
   while (!work.empty()) {
-    State state = std::move(work.back());
+    PathState state = std::move(work.back());
     work.pop_back();
     if (state.at >= n) {  // off the end of the body: the function returns
       found.insert(state.pending.begin(), state.pending.end());
@@ -115,7 +115,7 @@ std::vector<int> unchecked_launches(const ptx::Function& function, const std::ve
       const bool may_take = known == state.values.end() || known->second != negated;
       const bool may_skip = known == state.values.end() || known->second == negated;
       if (may_take) {
-        State taken = state;
+        PathState taken = state;
         if (follow) taken.values[reg] = !negated;
         for (const std::size_t to : ptx::branch_targets(function, state.at, labels)) {
           taken.at = to;
@@ -130,7 +130,7 @@ std::vector<int> unchecked_launches(const ptx::Function& function, const std::ve
       continue;
     }
     for (const std::size_t to : ptx::branch_targets(function, state.at, labels)) {
-      State next = state;
+      PathState next = state;
       next.at = to;
       work.push_back(std::move(next));
     }

@@ -9,7 +9,7 @@
 namespace cdplab::rules {
 namespace {
 
-constexpr unsigned kStreamNonBlocking = 1;
+constexpr unsigned kStreamNonBlockingFlag = 1;  // cudaStreamNonBlocking
 
 // Which keys each kind takes besides kind, points and message.
 struct KindKeys {
@@ -56,7 +56,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string in_quotes(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 // Throws with the table's place in its file, when toml++ recorded one.
 [[noreturn]] void fail(const toml::node& node, const std::string& what) {
@@ -71,7 +71,7 @@ std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"
 
 std::string string_value(const toml::table& table, std::string_view key) {
   const toml::node* node = table.get(key);
-  if (!node->is_string()) fail(*node, quoted(key) + " must be a string");
+  if (!node->is_string()) fail(*node, in_quotes(key) + " must be a string");
   return node->as_string()->get();
 }
 
@@ -82,7 +82,7 @@ std::vector<StreamKind> stream_values(const toml::node& node) {
     if (!item.is_string()) fail(item, "'stream' must be a list of strings (" + allowed + ")");
     const std::string text = item.as_string()->get();
     const auto kind = parse_stream_kind(text);
-    if (!kind) fail(item, "'stream' has " + quoted(text) + "; a stream kind is " + allowed);
+    if (!kind) fail(item, "'stream' has " + in_quotes(text) + "; a stream kind is " + allowed);
     if (std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) kinds.push_back(*kind);
   };
   if (const toml::array* list = node.as_array()) {
@@ -218,7 +218,7 @@ RuleVerdict check_creates_stream(const RuleSpec& rule, const LaunchGraph& graph)
   if (creations.empty()) return verdict(false, who + " creates no stream in device code");
   if (rule.flags == "non_blocking") {
     for (const StreamCreation* creation : creations)
-      if (!creation->flags || (*creation->flags & kStreamNonBlocking) == 0)
+      if (!creation->flags || (*creation->flags & kStreamNonBlockingFlag) == 0)
         return verdict(false, who + " creates a stream with " + flags_phrase(creation->flags) +
                                   ", not cudaStreamNonBlocking (" + graph.where(creation->site) + ")");
   }
@@ -510,7 +510,7 @@ RuleSpec parse_rule(const toml::table& table) {
   rule.kind = kind->as_string()->get();
   const KindKeys* keys = keys_of(rule.kind);
   if (!keys)
-    fail(*kind, "unknown kind " + quoted(rule.kind) + "; a kind is one of " +
+    fail(*kind, "unknown kind " + in_quotes(rule.kind) + "; a kind is one of " +
                     join(rule_kinds(), ", ", " or "));
 
   std::vector<std::string> accepted = {"kind"};
@@ -523,8 +523,8 @@ RuleSpec parse_rule(const toml::table& table) {
     const std::string_view name = key.str();
     if (std::find(accepted.begin(), accepted.end(), name) != accepted.end()) continue;
     const std::string takes = "a " + rule.kind + " rule takes " + join(accepted, ", ", " and ");
-    if (known.count(name)) fail(node, quoted(name) + " does not apply here: " + takes);
-    fail(node, "unknown key " + quoted(name) + "; " + takes);
+    if (known.count(name)) fail(node, in_quotes(name) + " does not apply here: " + takes);
+    fail(node, "unknown key " + in_quotes(name) + "; " + takes);
   }
 
   if (table.contains("kernel")) rule.kernel = string_value(table, "kernel");
@@ -539,7 +539,7 @@ RuleSpec parse_rule(const toml::table& table) {
   if (table.contains("flags")) {
     rule.flags = string_value(table, "flags");
     if (rule.flags != "non_blocking")
-      fail(*table.get("flags"), "'flags' is " + quoted(rule.flags) +
+      fail(*table.get("flags"), "'flags' is " + in_quotes(rule.flags) +
                                     "; the one flag a rule can ask for is 'non_blocking'");
   }
   if (const toml::node* given = table.get("given")) {
@@ -624,7 +624,7 @@ std::string describe_requirement(const RuleSpec& rule) {
   if (rule.kind == "launch_checked")
     return rule.kernel + " checks its device-side launches for errors (cudaGetLastError(), as CDPLAB_CHECK_LAUNCH() "
                          "calls it) before it ends";
-  return "a rule of unknown kind " + quoted(rule.kind);
+  return "a rule of unknown kind " + in_quotes(rule.kind);
 }
 
 RuleVerdict evaluate(const RuleSpec& rule, const LaunchGraph& graph) {

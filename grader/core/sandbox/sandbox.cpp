@@ -169,7 +169,7 @@ std::vector<std::string> command_line(const Box& box, const std::vector<std::str
 }
 
 /// The last lines of what bwrap said, for a message.
-std::string quoted(const std::string& output) {
+std::string quoted_output(const std::string& output) {
   std::string text = output;
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   if (text.size() > 600) text = "..." + text.substr(text.size() - 600);
@@ -200,7 +200,7 @@ Probe run_probe(const std::string& bwrap) {
     probe.ok = true;
     return probe;
   }
-  const std::string said = quoted(with_user.output.empty() ? without.output : with_user.output);
+  const std::string said = quoted_output(with_user.output.empty() ? without.output : with_user.output);
   const bool user_namespaces_off = said.find("namespace") != std::string::npos ||
                                    said.find("uid map") != std::string::npos ||
                                    said.find("uid_map") != std::string::npos;
