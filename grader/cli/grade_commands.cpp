@@ -12,6 +12,7 @@
 #include "batch/batch.h"
 #include "batch/class_policy.h"
 #include "batch/slurm.h"
+#include "remote/local_gpu.h"
 #include "grading/grade.h"
 #include "sandbox/submission.h"
 #include "starters/given_code.h"
@@ -187,7 +188,11 @@ grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tre
   if (remote) {
     report = check_remotely(ctx, *remote, tree, exercises, args);
   } else {
-    report = grading::grade_all(exercises, tree, options_for(args, kPracticeSeed), tree.exercise_dir());
+    grading::GradeOptions options = options_for(args, kPracticeSeed);
+    // No GPU here: the suites are neither built nor run (GradeOptions::gpu_absent).
+    if (std::any_of(exercises.begin(), exercises.end(), [](const auto* e) { return !e->checks.empty(); }))
+      options.gpu_absent = remote::local_gpu_problem(batch::slurm::this_executable().string());
+    report = grading::grade_all(exercises, tree, options, tree.exercise_dir());
     report.tool_version = build_config::kVersion;
     // The build folder deleted while the checks ran: every build failed for that, not for the
     // exercises; nothing of this run is recorded.

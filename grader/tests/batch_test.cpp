@@ -915,17 +915,25 @@ TEST_CASE("slurm cdplab grade --slurm submits, waits and prints the summary") {
   CHECK(alice.points() == alice.max_points());
   CHECK(bob.points() == alice.max_points() - 1);
 
-  // Everyone graded: a rerun submits nothing and prints the summary again.
+  // --only again into the same folder: everyone is graded again on that exercise, as a local run
+  // does (the exercise was fixed, or its check changed).
   const auto again = cdplab_cli(
       {"grade", class_dir.string(), "--slurm", "--out", out.string(), "--only", "streams-quiz"}, env);
+  INFO(again.output);
   CHECK(again.exit_code == 0);
-  CHECK(contains(again.output, "nothing to submit"));
+  CHECK(contains(again.output, "grades 3 of 3 submissions"));
   CHECK(contains(again.output, "- students graded: 3"));
   // A whole grading never keeps those results of one exercise: everyone is submitted again.
   const auto whole = cdplab_cli({"grade", class_dir.string(), "--slurm", "--out", out.string()}, env);
   INFO(whole.output);
   CHECK(contains(whole.output, "grades 3 of 3 submissions"));
   CHECK_FALSE(contains(files::read_text(out / "gradebook.csv"), ",partial"));
+  // Everyone graded whole: a rerun submits nothing and prints the summary again.
+  const auto done = cdplab_cli({"grade", class_dir.string(), "--slurm", "--out", out.string()}, env);
+  INFO(done.output);
+  CHECK(done.exit_code == 0);
+  CHECK(contains(done.output, "nothing to submit"));
+  CHECK(contains(done.output, "- students graded: 3"));
 }
 
 TEST_CASE("slurm cdplab grade --slurm refuses what it cannot do with status 2") {

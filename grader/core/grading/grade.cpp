@@ -357,6 +357,10 @@ std::vector<CheckEvent> read_check_events(const std::string& path) {
   return events;
 }
 
+std::string skipped_without_gpu(const std::string& problem) {
+  return "no usable CUDA GPU: " + problem + "; GPU checks were skipped, not passed";
+}
+
 std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vector<CheckEvent>& events,
                               const std::string& run_output) {
   std::vector<Item> items;
@@ -548,7 +552,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
   for (auto& item : evaluate_rules(exercise, code->ptx, source_text)) result.items.push_back(item);
   result.items.push_back(finished_item(source_text));
 
-  if (exercise.checks.empty()) return pending;
+  if (exercise.checks.empty() || !options.gpu_absent.empty()) return pending;  // run_checks skips them
   if (!prebuilt) report("building");
   const fs::path results = results_file_for(exercise, tree);
   // The grading suite, the workbook's host code with the student's device code (and host
@@ -928,6 +932,17 @@ bool times_the_gpu(const manifest::Exercise& exercise) {
 void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const GradeOptions& options,
                 DeviceSeen* seen, Phases* phases) {
   PhaseClock clock(phases);
+  if (!options.gpu_absent.empty()) {  // no suite was built (build_all): every check is skipped
+    const std::string reason = skipped_without_gpu(options.gpu_absent);
+    for (auto& p : pendings) {
+      if (!p.result.problem.empty()) continue;
+      std::vector<CheckEvent> events;
+      for (const auto& check : p.exercise->checks) events.push_back({"skipped", check.name, "", reason, "", "", {}, {}, {}, false, 0});
+      for (auto& item : check_items(*p.exercise, events, "")) p.result.items.push_back(item);
+    }
+    if (seen != nullptr && seen->gpu_problem.empty()) seen->gpu_problem = reason;
+    return;
+  }
   std::vector<Pending*> runs;
   for (auto& p : pendings) {
     if (p.check.suite.empty()) continue;
@@ -1077,7 +1092,7 @@ bool build_all(const std::vector<const manifest::Exercise*>& exercises, const Bu
     if (built[i]) take_compiled_code(tree, *compiled[i].exercise, compiled[i].entry, record);
   });
   std::vector<std::string> suite_targets;
-  for (std::size_t i = 0; i < compiled.size(); ++i) {
+  for (std::size_t i = 0; i < compiled.size() && options.gpu_absent.empty(); ++i) {
     const auto& c = compiled[i];
     if (!built[i] || c.exercise->checks.empty()) continue;
     // The host parts' program from the student's file, and a grading suite this tree

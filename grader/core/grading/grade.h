@@ -54,6 +54,11 @@ struct GradeOptions {
   std::string baseline_cache;
   /// Called before each stage of each exercise ("building", "rules", "checks").
   std::function<void(const manifest::Exercise&, const std::string& stage)> progress;
+  /// Why this machine has no GPU the checks could use (remote::local_gpu_problem), known before the
+  /// build; empty: unknown, or a GPU is here. Then the test suites are neither built nor run: every
+  /// GPU check is skipped with this reason, and a student without a GPU reads the rules' verdict on
+  /// their code half a minute sooner.
+  std::string gpu_absent;
 };
 
 /// What the suites said about the GPU they ran on (or why they could not use one).
@@ -123,6 +128,10 @@ void speed_counts_only_when_correct(std::vector<Item>& items);
 
 /// Reads the suites' JSON-lines results file; broken lines are ignored.
 std::vector<CheckEvent> read_check_events(const std::string& path);
+
+/// Why a GPU check was skipped, as the suites say it: "no usable CUDA GPU: PROBLEM; GPU checks
+/// were skipped, not passed".
+std::string skipped_without_gpu(const std::string& problem);
 
 /// The check items of an exercise from its suite's events; `run_output` explains checks that
 /// left no trace (the suite could not start, crashed before logging).
