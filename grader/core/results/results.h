@@ -32,6 +32,35 @@ struct LaunchTreeEdge {
   std::string caller_symbol, child_symbol;
 };
 
+/// One grid of the exercise's kernels that a check's run started, as the grader's device hooks
+/// recorded it (the global timer at the first block's start and the last warp's end).
+struct GridSpan {
+  std::uint64_t id = 0;      ///< the grid's id in the run (%gridid)
+  std::string kernel;        ///< the kernel, unqualified
+  std::uint64_t parent = 0;  ///< the id of the grid that launched it; 0: the host, or not told
+  std::string parent_kernel; ///< that grid's kernel, unqualified; empty: the host, or not told
+  std::uint64_t parent_block = 0;  ///< the launching thread's block in its grid (linear index)
+  /// Where it was launched: "host", "null" (the launching block's NULL stream), "tail",
+  /// "fire-and-forget", "named" (a stream the code created), or "" where not told.
+  std::string stream;
+  std::uint64_t stream_id = 0;  ///< which named stream (its handle, folded): grids of one share it
+  std::uint64_t blocks = 0;     ///< blocks that started
+  /// Nanoseconds since the run's first recorded moment: launched (device launches only), first
+  /// block started, last warp ended (0 and below start: not seen).
+  std::uint64_t launched_ns = 0, start_ns = 0, end_ns = 0;
+  bool launched_seen = false;
+  bool ended() const { return end_ns >= start_ns && end_ns != 0; }
+};
+
+/// The grids of one run of a check (its last), for the timeline (report/grid_timeline.h).
+struct GridTimeline {
+  std::vector<GridSpan> grids;        ///< by start time
+  std::uint64_t left_out = 0;         ///< grids the recording had no room for
+  std::uint64_t failed_launches = 0;  ///< device-side launches that returned an error (no grid)
+  int run = 0, runs = 0;              ///< which run of the check this is (1-based), of how many
+  bool recorded() const { return runs > 0; }
+};
+
 /// One graded item: a check of the exercise's test suite, a CDP rule of its manifest, or a
 /// question of a quiz.
 struct Item {
@@ -44,6 +73,7 @@ struct Item {
   double seconds = 0;       ///< run time of a check (0 for rules)
   std::vector<LaunchTreeEdge> launches;  ///< a GPU check's launch tree, over all its runs
   bool launches_observed = false;        ///< the grader counted the check's launches (none is a finding)
+  GridTimeline timeline;                 ///< when the check's grids ran (its last run)
 };
 
 /// One exercise of one chapter.

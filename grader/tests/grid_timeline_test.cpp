@@ -1,0 +1,165 @@
+// The timeline of a check's grids (report/grid_timeline.h), drawn from made-up recordings: rows
+// by where grids were launched, overlap as stacked lines, the 100-column limit, and the SVG's bars,
+// escaping and layout.
+#include <doctest/doctest.h>
+
+#include "report/grid_timeline.h"
+
+#include <algorithm>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using cdplab::grading::GridSpan;
+using cdplab::grading::GridTimeline;
+namespace report = cdplab::report;
+
+GridSpan grid(std::uint64_t id, const std::string& kernel, std::uint64_t parent, const std::string& stream,
+              std::uint64_t start_us, std::uint64_t end_us, std::uint64_t block = 0) {
+  GridSpan g;
+  g.id = id;
+  g.kernel = kernel;
+  g.parent = parent;
+  g.stream = stream;
+  g.parent_block = block;
+  g.start_ns = start_us * 1000;
+  g.end_ns = end_us * 1000;
+  g.blocks = 1;
+  if (parent != 0) {
+    g.launched_seen = true;
+    g.launched_ns = g.start_ns > 2000 ? g.start_ns - 2000 : 0;
+  }
+  return g;
+}
+
+/// A parent (one grid from the host) whose block 0 launched three children into its NULL stream,
+/// one after another, and whose block 1 launched three into named streams, side by side.
+GridTimeline null_and_named() {
+  GridTimeline t;
+  t.run = 1;
+  t.runs = 1;
+  t.grids = {grid(1, "parent", 0, "host", 0, 100),
+             grid(2, "child", 1, "null", 10, 30, 0),
+             grid(3, "child", 1, "named", 12, 40, 1),
+             grid(4, "child", 1, "named", 13, 41, 1),
+             grid(5, "child", 1, "named", 14, 42, 1),
+             grid(6, "child", 1, "null", 31, 50, 0),
+             grid(7, "child", 1, "null", 51, 70, 0)};
+  return t;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("grid timeline: a NULL stream's grids share one line, named streams' overlapping grids stack") {
+  const auto t = null_and_named();
+  const auto lines = report::timeline_lines(t);
+  REQUIRE(lines.size() == 5);  // host; A1's NULL stream of block 0; three named-stream lines
+  CHECK(lines[0].label == "host");
+  CHECK(lines[0].grids == std::vector<std::size_t>{0});
+  CHECK(lines[1].label == "A1 > null stream, block 0");
+  CHECK(lines[1].grids == std::vector<std::size_t>{1, 5, 6});  // one after another: one line
+  CHECK(lines[1].depth == 1);
+  CHECK(lines[2].label == "A1 > named streams");
+  for (int l = 2; l < 5; ++l) CHECK(lines[static_cast<std::size_t>(l)].grids.size() == 1);  // side by side: stacked
+  CHECK(lines[3].label.empty());
+  CHECK(report::grid_name(t, 0) == "A1");
+  CHECK(report::grid_name(t, 5) == "B5");  // kept by start: the fifth child to start
+}
+
+TEST_CASE("grid timeline: a tail launch has its own row, grandchildren sit under their parent, orphans apart") {
+  GridTimeline t;
+  t.run = 2;
+  t.runs = 3;
+  t.grids = {grid(1, "producer", 0, "host", 0, 50), grid(2, "step", 1, "fire-and-forget", 5, 20),
+             grid(3, "step", 2, "null", 21, 30), grid(4, "consumer", 1, "tail", 55, 70),
+             grid(9, "lost", 77, "named", 60, 65)};
+  const auto lines = report::timeline_lines(t);
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[1].label == "A1 > fire-and-forget");
+  CHECK(lines[2].label == "B1 > null stream, block 0");  // B1's child, before A1's next row
+  CHECK(lines[2].depth == 2);
+  CHECK(lines[3].label == "A1 > tail launch");
+  CHECK(lines[4].label == "launched by a grid not recorded");
+  const std::string text = report::timeline_text(t);
+  CHECK(text.rfind("grids of run 2 of 3: 5 grids in 70 us", 0) == 0);
+}
+
+TEST_CASE("grid timeline text: every line fits the width, grids one after another stay apart, waits are dots") {
+  auto t = null_and_named();
+  const std::string text = report::timeline_text(t, 100);
+  INFO(text);
+  for (const auto& line : lines_of(text)) CHECK(line.size() <= 100);
+  CHECK(text.find("A = parent (1 grid), B = child (6 grids)") != std::string::npos);
+  const auto lines = lines_of(text);
+  // The NULL stream's line: three grids, letters in turn upper and lower case.
+  const auto null_line = std::find_if(lines.begin(), lines.end(),
+                                      [](const std::string& l) { return l.find("null stream") != std::string::npos; });
+  REQUIRE(null_line != lines.end());
+  CHECK(std::regex_search(*null_line, std::regex("B+b+B+")));
+  CHECK(null_line->find('.') != std::string::npos);  // each waited 2 us after its launch
+  CHECK(lines.back().find("100 us") != std::string::npos);  // the axis ends at the last moment
+
+  // Long names and many rows: still within the width, the rest counted.
+  GridTimeline many;
+  many.run = many.runs = 1;
+  many.grids.push_back(grid(1, std::string(150, 'k'), 0, "host", 0, 1000));
+  for (std::uint64_t i = 0; i < 40; ++i) many.grids.push_back(grid(2 + i, "child", 1, "named", 10 + i, 900));
+  many.left_out = 7;
+  const std::string crowded = report::timeline_text(many, 100, 10);
+  INFO(crowded);
+  for (const auto& line : lines_of(crowded)) CHECK(line.size() <= 100);
+  CHECK(crowded.find("(7 more not recorded)") != std::string::npos);
+  CHECK(crowded.find("... 31 more lines (31 grids), all in the feedback page") != std::string::npos);
+  for (const auto& line : lines_of(report::timeline_text(many, 60, 10))) CHECK(line.size() <= 60);
+}
+
+TEST_CASE("grid timeline SVG: one bar per grid coloured by stream, wait lines, names escaped, rows in order") {
+  auto t = null_and_named();
+  t.grids[1].kernel = "child<int&>";
+  t.failed_launches = 2;
+  const std::string svg = report::timeline_svg(t, "check \"named <streams>\" on H100");
+  CHECK(svg.rfind("<svg ", 0) == 0);
+  CHECK(count(svg, "</svg>") == 1);
+  CHECK(count(svg, "<title>") == t.grids.size());
+  CHECK(svg.find("child<int&>") == std::string::npos);
+  CHECK(svg.find("child&lt;int&amp;&gt;") != std::string::npos);
+  const bool title_escaped = svg.find("check &quot;named &lt;streams&gt;&quot; on H100") != std::string::npos ||
+                             svg.find("check \"named &lt;streams&gt;\" on H100") != std::string::npos;
+  CHECK(title_escaped);
+  CHECK(svg.find("2 launches failed") != std::string::npos);
+  CHECK(count(svg, "fill=\"#c44e52\" stroke") == 3);  // three named-stream grids
+  CHECK(count(svg, "fill=\"#dd8452\" stroke") == 3);  // three NULL-stream grids
+  CHECK(count(svg, "stroke-dasharray=\"2,2\"/>") == 6 + 1);  // a wait line per device launch, one in the legend
+  // Rows go down the page in the order of timeline_lines: the labels' y grow.
+  std::vector<int> ys;
+  for (const char* label : {">host<", ">A1 &gt; null stream, block 0<", ">A1 &gt; named streams<"}) {
+    const auto at = svg.find(label);
+    REQUIRE(at != std::string::npos);
+    const auto y = svg.rfind("y=\"", at);
+    ys.push_back(std::stoi(svg.substr(y + 3)));
+  }
+  CHECK(std::is_sorted(ys.begin(), ys.end()));
+  CHECK(ys.front() < ys.back());
+  // An empty recording still draws a valid picture.
+  GridTimeline empty;
+  empty.run = empty.runs = 1;
+  const std::string none = report::timeline_svg(empty, "nothing");
+  CHECK(none.find("(no grid recorded)") != std::string::npos);
+  CHECK(count(none, "</svg>") == 1);
+}
