@@ -9,7 +9,7 @@ namespace cdplab::harness {
 
 void set_check_perturbations(bool on) noexcept {
   try {
-    set_device_perturbations(on ? kCheckLaunchDelayNs : 0, on ? kCheckBlockDelayNs : 0);
+    set_device_perturbations(on ? kCheckLaunchDelayNs : 0, on ? kCheckBlockDelayNs : 0, on);
   } catch (...) {
     (void)cudaGetLastError();
   }

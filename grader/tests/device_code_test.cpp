@@ -278,7 +278,9 @@ TEST_CASE("device code: every exercise of this build links with the hooks and it
       const std::size_t body = original.find_first_of("{;", at);
       if (body != std::string::npos && original[body] == '{') ++defined_kernels;
     }
-    CHECK(count_of(instrumented.ptx, "call.uni " + tag + "block_start;") == defined_kernels);
+    CHECK(count_of(instrumented.ptx, "call.uni \t" + tag + "block_start, (cdplab_kernel, cdplab_key);") == defined_kernels);
+    // ... and ends at the block-end hook, wherever it returned.
+    CHECK(count_of(instrumented.ptx, "call \t" + tag + "block_end;") == defined_kernels);
     // Every launch nvcc wrote tells the hooks its caller: the real parameter-buffer request is left
     // declared and called nowhere.
     CHECK(identifier_count(instrumented.ptx, "__cudaCDP2GetParameterBufferV2") <= 1);
@@ -289,6 +291,41 @@ TEST_CASE("device code: every exercise of this build links with the hooks and it
     ++linked;
   }
   CHECK(linked >= 19);
+}
+
+TEST_CASE("device code: a grid's launch key reads its parameters where the launch's buffer holds them") {
+  // u64 at 0, u32 at 8, a 12-byte struct aligned to 8 at 16, a byte at 28; a second kernel with none.
+  const std::string tag = fresh_hook_tag();
+  const std::string ptx =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry _Z4workPiiS_c(\n\t.param .u64 .ptr .global .align 4 _Z4workPiiS_c_param_0,\n"
+      "\t.param .u32 _Z4workPiiS_c_param_1,\n\t.param .align 8 .b8 _Z4workPiiS_c_param_2[12],\n"
+      "\t.param .u8 _Z4workPiiS_c_param_3\n)\n{\n\t.reg .pred %p<2>;\n\tsetp.eq.u32 %p1, 1, 1;\n"
+      "\t@%p1 ret;\n\tret;\n}\n"
+      ".visible .entry _Z4idlev()\n{\n\texit;\n}\n";
+  const auto instrumented = instrument_ptx(ptx, tag);
+  const std::string& out = instrumented.ptx;
+  INFO(out);
+  // The kernel reads its own parameters ...
+  CHECK(count_of(out, "ld.param.b64 \t%cdplab_k1, [_Z4workPiiS_c_param_0+0];") == 1);
+  CHECK(count_of(out, "ld.param.b32 \t%cdplab_w, [_Z4workPiiS_c_param_1+0];") == 1);
+  CHECK(count_of(out, "ld.param.u8 \t%cdplab_h, [_Z4workPiiS_c_param_2+11];") == 1);
+  CHECK(count_of(out, "ld.param.u8 \t%cdplab_h, [_Z4workPiiS_c_param_3+0];") == 1);
+  // ... and the launch key reads the same bytes at their offsets in the parameter buffer.
+  CHECK(count_of(out, "ld.b64 \t%cdplab_k1, [%cdplab_k2+0];") == 1);
+  CHECK(count_of(out, "ld.b32 \t%cdplab_w, [%cdplab_k2+8];") == 1);
+  CHECK(count_of(out, "ld.u8 \t%cdplab_h, [%cdplab_k2+16];") == 1);
+  CHECK(count_of(out, "ld.u8 \t%cdplab_h, [%cdplab_k2+27];") == 1);
+  CHECK(count_of(out, "ld.u8 \t%cdplab_h, [%cdplab_k2+28];") == 1);
+  CHECK(count_of(out, ".visible .func  (.param .b64 cdplab_key_out) " + tag + "launch_key(") == 1);
+  // Every way out of a kernel goes through the block-end hook: the guarded return too.
+  CHECK(count_of(out, "@%p1 bra \t$cdplab_end_0;") == 1);
+  CHECK(count_of(out, "$cdplab_end_1:\n\tcall \t" + tag + "block_end;") == 1);
+  CHECK(count_of(out, "\texit;") == 0);
+  // It links: ptxas accepts what was added.
+  const auto result = link_device_code({{"exercise", out}, {"hooks", hooks_ptx(tag, hook_state_key(tag))}},
+                                       {CDPLAB_CUDADEVRT}, "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));
+  CHECK_MESSAGE(result.ok, result.log);
 }
 
 TEST_CASE("device code: a link error comes back with the linker's words") {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -205,7 +206,7 @@ std::string map_hook_state() {
   state.hook_state = hook_state_memory();
   const unsigned long long masked =
       reinterpret_cast<unsigned long long>(state.hook_state) ^ device_code::hook_state_key(state.tag);
-  const DeviceRuntimeControl nothing_armed{-1, -1, 0, 0, 0};
+  const DeviceRuntimeControl nothing_armed{-1, -1, 0, 0, 0, 0};
   void* address = nullptr;
   std::size_t bytes = 0;
   if (state.hook_state == nullptr || cudaMemset(state.hook_state, 0, sizeof(HookState)) != cudaSuccess ||
@@ -423,9 +424,80 @@ void read_kernel_addresses() {
 
 }  // namespace
 
+namespace {
+
+DeviceRuntimeControl& armed();  // what the host armed (below)
+
+/// One run's records, as read from the hooks' state.
+struct RunRecords {
+  std::vector<GridRecord> grids;  ///< the claimed slots
+  std::vector<LaunchRecord> launches;
+  unsigned long long left_out = 0;
+  unsigned long long launches_handed_out = 0;
+};
+
+struct TimelineCounters {
+  unsigned long long grids_recorded, grids_left_out, launches_recorded;
+};
+
+TimelineCounters timeline_counters() {
+  TimelineCounters counters{};
+  CDPLAB_CHECK(cudaMemcpy(&counters, hook_field<char>(offsetof(HookState, timeline)), sizeof counters,
+                          cudaMemcpyDeviceToHost));
+  return counters;
+}
+
+RunRecords read_run_records(const TimelineCounters& counters) {
+  RunRecords run;
+  run.left_out = counters.grids_left_out;
+  run.launches_handed_out = counters.launches_recorded;
+  if (counters.grids_recorded == 0 && counters.grids_left_out == 0) return run;
+  std::vector<GridRecord> slots(kTimelineGrids);
+  CDPLAB_CHECK(cudaMemcpy(slots.data(), hook_field<char>(offsetof(HookState, timeline.grids)), slots.size() * sizeof(GridRecord),
+                          cudaMemcpyDeviceToHost));
+  for (const auto& slot : slots)
+    if (slot.grid != 0) run.grids.push_back(slot);
+  run.launches.resize(std::min<unsigned long long>(counters.launches_recorded, kTimelineLaunches));
+  if (!run.launches.empty())
+    CDPLAB_CHECK(cudaMemcpy(run.launches.data(), hook_field<char>(offsetof(HookState, timeline.launches)),
+                            run.launches.size() * sizeof(LaunchRecord), cudaMemcpyDeviceToHost));
+  return run;
+}
+
+/// The check's last run that recorded grids, and how many did (start_device_run keeps them).
+struct KeptTimeline {
+  RunRecords last;
+  int runs = 0;
+};
+KeptTimeline& kept_timeline() {
+  static KeptTimeline kept;
+  return kept;
+}
+
+void clear_timeline_records() {
+  if (cudaMemset(hook_field<char>(offsetof(HookState, timeline)), 0, sizeof(GridTimelineRecords)) != cudaSuccess)
+    (void)cudaGetLastError();
+}
+
+/// Keeps the finished run's records if it recorded grids, and clears them for the next run.
+void keep_finished_run_timeline() {
+  if (armed().record_grids == 0) return;
+  const auto counters = timeline_counters();
+  if (counters.grids_recorded == 0 && counters.grids_left_out == 0 && counters.launches_recorded == 0) return;
+  auto run = read_run_records(counters);
+  if (!run.grids.empty()) {
+    kept_timeline().last = std::move(run);
+    ++kept_timeline().runs;
+  }
+  clear_timeline_records();
+}
+
+}  // namespace
+
 void start_check_counts() noexcept {
   earlier_runs() = DeviceRuntimeCounts{};
   earlier_edges().clear();
+  kept_timeline() = KeptTimeline{};
 }
 
 std::vector<LaunchEdge> check_launch_edges() {
@@ -447,6 +519,50 @@ std::vector<LaunchEdge> check_launch_edges() {
   return named;
 }
 
+RecordedTimeline check_grid_timeline() {
+  Loaded& state = loaded();
+  if (state.library == nullptr) throw_not_loaded();
+  RecordedTimeline timeline;
+  RunRecords current = read_run_records(timeline_counters());
+  const KeptTimeline& kept = kept_timeline();
+  const bool current_has_grids = !current.grids.empty();
+  const RunRecords& run = current_has_grids ? current : kept.last;
+  timeline.runs = kept.runs + (current_has_grids ? 1 : 0);
+  timeline.run = timeline.runs;
+  timeline.left_out = run.left_out;
+  timeline.every_launch_recorded = run.launches_handed_out <= static_cast<unsigned long long>(kTimelineLaunches);
+  for (const auto& launch : run.launches) {
+    timeline.failed_launches += launch.taken == 2 ? 1 : 0;
+    timeline.every_launch_recorded = timeline.every_launch_recorded && launch.key != 0;
+  }
+  std::unordered_map<unsigned long long, std::string> kernel_of;  // grid id -> kernel
+  for (const auto& g : run.grids)
+    if (g.kernel >= 1 && g.kernel <= state.kernel_names.size()) kernel_of[g.grid - 1] = state.kernel_names[g.kernel - 1];
+  for (const auto& g : run.grids) {
+    RecordedGrid grid;
+    grid.id = g.grid - 1;
+    grid.kernel = kernel_of.count(grid.id) > 0 ? kernel_of[grid.id] : "";
+    grid.blocks = g.blocks;
+    grid.start = ~g.not_start;
+    grid.end = g.end;
+    if (g.launch >= 1 && g.launch <= run.launches.size()) {
+      const auto& launch = run.launches[g.launch - 1];
+      grid.from_device = true;
+      grid.parent = launch.parent_grid;
+      const auto parent = kernel_of.find(launch.parent_grid);
+      if (parent != kernel_of.end()) grid.parent_kernel = parent->second;
+      grid.parent_block = launch.parent_block;
+      grid.stream = static_cast<int>(launch.stream);
+      grid.stream_handle = launch.stream_handle;
+      grid.launched = launch.launched;
+    }
+    timeline.grids.push_back(grid);
+  }
+  std::sort(timeline.grids.begin(), timeline.grids.end(),
+            [](const RecordedGrid& a, const RecordedGrid& b) { return a.start < b.start; });
+  return timeline;
+}
+
 DeviceRuntimeCounts check_device_runtime_counts() {
   DeviceRuntimeCounts counts = device_runtime_counts();
   add_counts(counts, earlier_runs());
@@ -462,6 +578,7 @@ void start_device_run() noexcept {
     if (read) add_counts(earlier_runs(), finished);
     const bool launched = !read || finished.launches > 0;
     if (launched) add_run_edges(earlier_edges());
+    keep_finished_run_timeline();
     // The tables of owed errors and destroyed streams are cleared only where the finished run
     // wrote them (most runs make no such call, and skip the two memsets).
     const bool owed = !read || finished.launches_injected > 0;
@@ -501,7 +618,7 @@ namespace {
 
 /// What the host armed (the device's copy is written whole each time).
 DeviceRuntimeControl& armed() {
-  static DeviceRuntimeControl control{-1, -1, 0, 0, 0};
+  static DeviceRuntimeControl control{-1, -1, 0, 0, 0, 0};
   return control;
 }
 
@@ -527,11 +644,13 @@ void fail_device_launch(long long index) { arm(&DeviceRuntimeControl::fail_launc
 
 void fail_device_allocation(long long index) { arm(&DeviceRuntimeControl::fail_allocation, index); }
 
-void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long long block_delay_ns) {
+void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long long block_delay_ns,
+                              bool record_grids) {
   if (loaded().library == nullptr || loaded().hook_state == nullptr) return;  // nothing to perturb
   DeviceRuntimeControl control = armed();
   control.launch_delay_ns = launch_delay_ns;
   control.block_delay_ns = block_delay_ns;
+  control.record_grids = record_grids ? 1 : 0;
   std::random_device drawn;
   control.block_seed = (static_cast<unsigned long long>(drawn()) << 32) ^ drawn();
   set_control(control);

@@ -98,7 +98,34 @@ void fail_device_allocation(long long index);
 /// The perturbations of a check (device_runtime_counts.h, DeviceRuntimeControl): each successful
 /// device-side launch holds the launching thread `launch_delay_ns`, and each block of the
 /// exercise's kernels starts after a time drawn below `block_delay_ns` (a new draw each call).
-/// Zeros turn both off (timed runs). Nothing happens where no device code is loaded.
-void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long long block_delay_ns);
+/// Zeros turn both off (timed runs). With `record_grids`, the grids of the exercise's kernels are
+/// recorded for the timeline (check_grid_timeline). Nothing happens where no device code is loaded.
+void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long long block_delay_ns,
+                              bool record_grids);
+
+/// One grid of the exercise's kernels, as the hooks recorded it (GridRecord, LaunchRecord), named.
+struct RecordedGrid {
+  unsigned long long id = 0;        ///< %gridid
+  std::string kernel;               ///< mangled
+  bool from_device = false;         ///< a device-side launch made it (found by its key)
+  unsigned long long parent = 0;    ///< the launching grid's %gridid (from_device)
+  std::string parent_kernel;        ///< its kernel, mangled; empty where that grid is not recorded
+  unsigned long long parent_block = 0;
+  int stream = -1;                  ///< LaunchRecord::stream (from_device)
+  unsigned long long stream_handle = 0;
+  unsigned long long blocks = 0;
+  unsigned long long launched = 0, start = 0, end = 0;  ///< global timer (launched: from_device); end 0: not seen
+};
+
+/// When the exercise's grids ran in the check's last run that recorded any (since
+/// start_check_counts): `runs` counts the runs that recorded grids.
+struct RecordedTimeline {
+  std::vector<RecordedGrid> grids;  ///< by start
+  unsigned long long left_out = 0;  ///< grids the run could not record
+  unsigned long long failed_launches = 0;
+  bool every_launch_recorded = true;  ///< false: some grid's launch may not have been found
+  int run = 0, runs = 0;
+};
+RecordedTimeline check_grid_timeline();
 
 }  // namespace cdplab::harness

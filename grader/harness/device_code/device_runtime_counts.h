@@ -67,6 +67,47 @@ struct DeviceRuntimeControl {
   unsigned long long launch_delay_ns;
   unsigned long long block_delay_ns;
   unsigned long long block_seed;
+  /// 1: the grids of the exercise's kernels are recorded (GridTimelineRecords), as in checks; 0:
+  /// not, as in timed runs.
+  unsigned long long record_grids;
+};
+
+/// The grids one run of a check may record, and the device-side launches it may remember for
+/// them; a run that starts more is recorded in part, and says how many it left out.
+inline constexpr int kTimelineGrids = 4096;
+inline constexpr int kTimelineLaunches = 8192;
+inline constexpr int kTimelineLaunchIndex = 16384;  ///< open addressing over the launches' keys
+
+/// One grid of the exercise's kernels, recorded by its blocks (the hooks' block_start and
+/// block_end, which the loader adds to every kernel of the exercise).
+struct GridRecord {
+  unsigned long long grid;         ///< %gridid + 1; 0: a free slot
+  unsigned long long kernel;       ///< the kernel's index among the instrumented PTX's kernels, + 1
+  unsigned long long launch;       ///< the index of the device launch that made it, + 1; 0: none found
+  unsigned long long not_start;    ///< ~(global timer when its first block started): the largest is the earliest
+  unsigned long long end;          ///< global timer when its last warp ended
+  unsigned long long blocks;       ///< blocks that started
+};
+
+/// One device-side launch that went to the device runtime (not one the grader made fail).
+struct LaunchRecord {
+  unsigned long long key;          ///< what its grid's first block finds it by (ptx_instrument.h); 0: not told
+  unsigned long long parent_grid;  ///< %gridid of the launching thread
+  unsigned long long parent_block; ///< the launching thread's block (linear index)
+  unsigned long long stream;       ///< 0: the NULL stream, 1: tail, 2: fire-and-forget, 3: a created one
+  unsigned long long stream_handle;
+  unsigned long long launched;     ///< global timer just before the launch
+  unsigned long long taken;        ///< 0: no grid found it yet; 1: a grid did; 2: the launch failed
+};
+
+/// The timeline of the current run (device_code.h: check_grid_timeline).
+struct GridTimelineRecords {
+  unsigned long long grids_recorded;   ///< grid slots claimed
+  unsigned long long grids_left_out;   ///< grids that found no free slot (counted by their block 0)
+  unsigned long long launches_recorded;  ///< launch records handed out (some past the end: left out)
+  GridRecord grids[kTimelineGrids];
+  LaunchRecord launches[kTimelineLaunches];
+  unsigned launch_index[kTimelineLaunchIndex];  ///< launch record + 1 by key; 0: free
 };
 
 /// Everything the hooks keep, in one block of device memory the host maps apart from every other
@@ -85,6 +126,8 @@ struct HookState {
   /// address: 0 is free, kForgotten a launched one), and the edge slot of each.
   unsigned long long pending[kPendingLaunchSlots];
   unsigned pending_edge[kPendingLaunchSlots];
+  /// When the exercise's grids ran, in this run (control.record_grids).
+  GridTimelineRecords timeline;
 };
 
 }  // namespace cdplab::harness

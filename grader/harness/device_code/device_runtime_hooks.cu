@@ -178,6 +178,109 @@ __device__ LaunchEdgeCounts* take_pending(const void* buffer) {
   return unknown_edge();
 }
 
+using cdplab::harness::GridRecord;
+using cdplab::harness::kTimelineGrids;
+using cdplab::harness::kTimelineLaunches;
+using cdplab::harness::kTimelineLaunchIndex;
+using cdplab::harness::LaunchRecord;
+
+__device__ unsigned long long grid_id() {
+  unsigned long long grid = 0;
+  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
+  return grid + 1;  // 0 marks a free slot
+}
+
+__device__ unsigned long long linear_block() {
+  return (static_cast<unsigned long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+}
+
+/// This grid's record: claimed on first use with `claim` (*claimed says whether this call did);
+/// nullptr where it is not there, or no slot was free.
+__device__ GridRecord* grid_record(bool claim, bool* claimed = nullptr) {
+  const unsigned long long id = grid_id();
+  const unsigned home = static_cast<unsigned>((id * 0x9e3779b97f4a7c15ull) >> 40);
+  for (int probe = 0; probe < kProbes; ++probe) {
+    GridRecord& slot = state().timeline.grids[(home + static_cast<unsigned>(probe)) % kTimelineGrids];
+    const unsigned long long seen = claim ? atomicCAS(&slot.grid, 0ull, id) : *static_cast<volatile unsigned long long*>(&slot.grid);
+    if (seen == id) return &slot;
+    if (seen == 0ull) {
+      if (!claim) return nullptr;
+      if (claimed != nullptr) *claimed = true;
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
+/// The launch record of `key` that no grid has taken yet (taken now), as its index + 1; 0: none.
+__device__ unsigned long long take_launch(unsigned long long key) {
+  if (key == 0) return 0;
+  const unsigned home = static_cast<unsigned>((key * 0x9e3779b97f4a7c15ull) >> 40);
+  for (int probe = 0; probe < kProbes; ++probe) {
+    const unsigned at = *static_cast<volatile unsigned*>(
+        &state().timeline.launch_index[(home + static_cast<unsigned>(probe)) % kTimelineLaunchIndex]);
+    if (at == 0) return 0;
+    LaunchRecord& launch = state().timeline.launches[at - 1];
+    if (*static_cast<volatile unsigned long long*>(&launch.key) == key && atomicCAS(&launch.taken, 0ull, 1ull) == 0ull)
+      return at;
+  }
+  return 0;
+}
+
+/// The first thread of each block of the exercise's kernels: the grid's first block claims its
+/// record and finds the launch that made it (by `key`, what the launch's parameters and the
+/// kernel hash to: ptx_instrument.h); every block moves the start earlier if it came first.
+__device__ void record_block_start(unsigned kernel, unsigned long long key) {
+  const unsigned long long now = global_time_ns();
+  bool claimed = false;
+  GridRecord* grid = grid_record(true, &claimed);
+  if (grid == nullptr) {
+    if (linear_block() == 0) count(state().timeline.grids_left_out);
+    return;
+  }
+  if (claimed) {
+    count(state().timeline.grids_recorded);
+    grid->kernel = kernel + 1ull;
+    grid->launch = take_launch(key);
+  }
+  atomicMax(&grid->not_start, ~now);
+  count(grid->blocks);
+}
+
+}  // namespace
+
+/// What a launch of `child` with the parameters in `buffer` hashes to, as the launched grid's
+/// blocks compute it from their own parameters (the instrumented PTX defines it: ptx_instrument.h).
+extern "C" __device__ unsigned long long cdplab_hook_launch_key(unsigned long long child, const void* buffer);
+
+namespace {
+
+/// A record of this launch for the timeline, published before the launch (its grid's first block
+/// looks for it); nullptr where every record is taken.
+__device__ LaunchRecord* record_launch(const LaunchEdgeCounts* edge, const void* parameters, int into,
+                                       cudaStream_t stream) {
+  const unsigned long long at = atomicAdd(&state().timeline.launches_recorded, 1ull);
+  if (at >= static_cast<unsigned long long>(kTimelineLaunches)) return nullptr;
+  LaunchRecord& launch = state().timeline.launches[at];
+  const unsigned long long key =
+      edge != nullptr && edge->child != 0 ? cdplab_hook_launch_key(edge->child, parameters) : 0ull;
+  launch.parent_grid = grid_id() - 1;
+  launch.parent_block = linear_block();
+  launch.stream = static_cast<unsigned long long>(into);
+  launch.stream_handle = reinterpret_cast<unsigned long long>(stream);
+  launch.launched = global_time_ns();
+  launch.key = key;
+  __threadfence();
+  if (key == 0) return &launch;
+  const unsigned home = static_cast<unsigned>((key * 0x9e3779b97f4a7c15ull) >> 40);
+  for (int probe = 0; probe < kProbes; ++probe) {
+    unsigned& slot = state().timeline.launch_index[(home + static_cast<unsigned>(probe)) % kTimelineLaunchIndex];
+    if (atomicCAS(&slot, 0u, static_cast<unsigned>(at + 1)) == 0u) break;
+  }
+  __threadfence();
+  return &launch;
+}
+
 }  // namespace
 
 /// Stands in for the parameter-buffer request of a launch, with the index of the function that
@@ -218,10 +321,12 @@ extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, c
     owe_error();
     return cudaErrorLaunchPendingCountExceeded;
   }
+  LaunchRecord* record = state().control.record_grids != 0 ? record_launch(edge, parameters, into, stream) : nullptr;
   const cudaError_t status = cudaLaunchDeviceV2(parameters, stream);
   if (status != cudaSuccess) {
     count(state().counts.launches_failed);
     if (edge != nullptr) count(edge->failed);
+    if (record != nullptr) atomicExch(&record->taken, 2ull);
     return status;
   }
   // In a check the child usually starts before the launching thread's next statement: a write the
@@ -235,8 +340,10 @@ extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, c
 /// waits a time drawn from the seed, its grid and its place in the grid, below block_delay_ns, so
 /// that a race between blocks that the GPU's usual order hides (one block storing where another
 /// has still to read) shows up.
-extern "C" __device__ void cdplab_hook_block_start() {
+extern "C" __device__ void cdplab_hook_block_start(unsigned kernel, unsigned long long key) {
   const DeviceRuntimeControl& control = state().control;
+  if (control.record_grids != 0 && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
+    record_block_start(kernel, key);
   const unsigned long long most = control.block_delay_ns;
   if (most == 0) return;
   unsigned long long grid = 0;
@@ -247,6 +354,16 @@ extern "C" __device__ void cdplab_hook_block_start() {
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   x ^= x >> 31;
   hold(x % most);
+}
+
+/// Where every thread of the exercise's kernels ends (instrument_ptx): the first thread of each
+/// warp that ends together records the time as its grid's end, if later than the one recorded.
+extern "C" __device__ void cdplab_hook_block_end() {
+  if (state().control.record_grids == 0) return;
+  unsigned lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  if (lane != static_cast<unsigned>(__ffs(__activemask()) - 1)) return;
+  if (GridRecord* grid = grid_record(false)) atomicMax(&grid->end, global_time_ns());
 }
 
 extern "C" __device__ cudaError_t cdplab_hook_GetLastError() {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <regex>
 #include <set>
@@ -126,27 +127,166 @@ std::string addresses_kernel(const std::string& tag, const std::vector<std::stri
   return text + "\tret;\n}\n";
 }
 
-/// Every kernel defined in `ptx` made to call `<tag>block_start` first (see instrument_ptx).
-std::string with_block_starts(const std::string& ptx, const std::string& tag) {
-  const std::string hook = tag + "block_start";
-  std::vector<std::size_t> bodies;  // just after the `{` of each kernel's body
-  const auto headers = function_headers(ptx);
-  for (const auto& h : headers)
-    if (h.kernel && h.body != std::string::npos) bodies.push_back(h.body);
-  if (bodies.empty()) return ptx;
-  const std::size_t line = ptx.rfind('\n', headers.front().at);
-  const std::size_t declare_at = line == std::string::npos ? 0 : line + 1;
+/// One parameter of a kernel, where the launch's parameter buffer holds it.
+struct KernelParam {
+  std::string name;
+  std::size_t offset = 0;  ///< in the buffer: each parameter at the next multiple of its alignment
+  std::size_t bytes = 0;
+  std::size_t element = 0;  ///< bytes of one element (1 for a `.b8 name[N]` array)
+};
+
+/// The parameters of the kernel whose header starts at `header`, laid out as a launch's parameter
+/// buffer lays them out. PTX writes them `.param .u64 .ptr .global .align 8 NAME`, `.param .u32
+/// NAME` or `.param .align 8 .b8 NAME[24]`.
+std::vector<KernelParam> kernel_params(const std::string& ptx, const Header& header) {
+  static const std::regex type(R"(\.(?:b|u|s|f)(8|16|32|64)\b)");
+  static const std::regex align(R"(\.align\s+([0-9]+))");
+  static const std::regex name(R"(([A-Za-z_$%][A-Za-z0-9_$]*)\s*(?:\[\s*([0-9]+)\s*\])?\s*$)");
+  std::vector<KernelParam> params;
+  const std::size_t open = ptx.find('(', ptx.find(header.name, header.at) + header.name.size());
+  const std::size_t close = open == std::string::npos ? open : ptx.find(')', open);
+  if (close == std::string::npos || (header.body != std::string::npos && close > header.body)) return params;
+  const std::string list = ptx.substr(open + 1, close - open - 1);
+  std::size_t offset = 0;
+  std::size_t from = 0;
+  while (from < list.size()) {
+    std::size_t comma = list.find(',', from);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string entry = list.substr(from, comma - from);
+    from = comma + 1;
+    std::smatch t, a, n;
+    if (entry.find(".param") == std::string::npos || !std::regex_search(entry, t, type) ||
+        !std::regex_search(entry, n, name))
+      continue;
+    KernelParam p;
+    p.name = n[1].str();
+    p.element = static_cast<std::size_t>(std::stoi(t[1].str())) / 8;
+    p.bytes = p.element * (n[2].matched ? static_cast<std::size_t>(std::stoul(n[2].str())) : 1);
+    const std::size_t alignment =
+        std::regex_search(entry, a, align) ? static_cast<std::size_t>(std::stoul(a[1].str())) : p.element;
+    offset = (offset + alignment - 1) / std::max<std::size_t>(alignment, 1) * std::max<std::size_t>(alignment, 1);
+    p.offset = offset;
+    offset += p.bytes;
+    params.push_back(p);
+  }
+  return params;
+}
+
+/// Bytes of a kernel's parameters that its launch key mixes in at most (the first ones).
+constexpr std::size_t kKeyBytes = 64;
+
+/// The PTX that mixes a kernel's parameters into %cdplab_k0 (registers %cdplab_k1, %cdplab_w and
+/// %cdplab_h, declared by the caller), each loaded from `address(param, byte offset in it)` in
+/// `space` (".param" in the kernel, "" for the generic address of a parameter buffer).
+std::string key_steps(const std::vector<KernelParam>& params, const std::string& space,
+                      const std::function<std::string(const KernelParam&, std::size_t)>& address) {
   std::string out;
-  out.reserve(ptx.size() + bodies.size() * 48 + 64);
-  out.append(ptx, 0, declare_at);
-  out += ".extern .func " + hook + "\n()\n;\n";
-  std::size_t copied = declare_at;
-  for (const std::size_t body : bodies) {
-    out.append(ptx, copied, body - copied);
-    out += "\n\tcall.uni " + hook + ";";
-    copied = body;
+  std::size_t budget = kKeyBytes;
+  const auto mix = [&out] {
+    out += "\txor.b64 \t%cdplab_k0, %cdplab_k0, %cdplab_k1;\n\tmul.lo.u64 \t%cdplab_k0, %cdplab_k0, 1099511628211;\n";
+  };
+  for (const auto& p : params) {
+    // Whole elements of 2, 4 or 8 bytes as they are; everything else byte by byte.
+    const std::size_t step = p.element == 2 || p.element == 4 || p.element == 8 ? p.element : 1;
+    for (std::size_t at = 0; at < p.bytes && budget >= step; at += step, budget -= step) {
+      const std::string from = address(p, at);
+      if (step == 8) {
+        out += "\tld" + space + ".b64 \t%cdplab_k1, " + from + ";\n";
+      } else if (step == 4) {
+        out += "\tld" + space + ".b32 \t%cdplab_w, " + from + ";\n\tcvt.u64.u32 \t%cdplab_k1, %cdplab_w;\n";
+      } else {
+        out += "\tld" + space + (step == 2 ? ".b16" : ".u8") + " \t%cdplab_h, " + from +
+               ";\n\tcvt.u64.u16 \t%cdplab_k1, %cdplab_h;\n";
+      }
+      mix();
+    }
+  }
+  return out + "\tor.b64 \t%cdplab_k0, %cdplab_k0, 1;\n";  // 0 means "not told"
+}
+
+/// Where kernel `index`'s key starts: kernels with the same parameters get different keys.
+std::string key_seed(std::size_t index) {
+  return std::to_string(0xcbf29ce484222325ull ^ ((index + 1) * 0x9e3779b97f4a7c15ull));
+}
+
+const char* kKeyRegisters = "\t.reg .b64 \t%cdplab_k<4>;\n\t.reg .b32 \t%cdplab_w;\n\t.reg .b16 \t%cdplab_h;\n";
+
+/// Where the body that opens at `body` (just after its `{`) closes: its matching `}`.
+std::size_t body_end(const std::string& ptx, std::size_t body) {
+  int depth = 1;
+  for (std::size_t at = body; at < ptx.size(); ++at) {
+    if (ptx.compare(at, 2, "//") == 0) {
+      at = ptx.find('\n', at);
+      if (at == std::string::npos) return at;
+    } else if (ptx[at] == '{') {
+      ++depth;
+    } else if (ptx[at] == '}' && --depth == 0) {
+      return at;
+    }
+  }
+  return std::string::npos;
+}
+
+/// `body` with every `ret;` and `exit;` (guarded or not) made a branch to `label`.
+std::string with_exits_to(const std::string& body, const std::string& label) {
+  static const std::regex exit(R"((^|\n)([ \t]*)(@!?%[A-Za-z0-9_$]+[ \t]+)?(?:ret|exit)(?:\.uni)?[ \t]*;)");
+  return std::regex_replace(body, exit, "$1$2$3bra \t" + label + ";");
+}
+
+/// Every kernel defined in `ptx` made to record its grids (see instrument_ptx): it computes its
+/// launch key and calls `<tag>block_start(kernel index in kernels, key)` first, and
+/// `<tag>block_end()` wherever it ends; and the module gains `<tag>launch_key(child, buffer)`.
+std::string with_grid_recording(const std::string& ptx, const std::string& tag, const std::vector<std::string>& kernels) {
+  const std::string start = tag + "block_start";
+  const std::string end = tag + "block_end";
+  const auto headers = function_headers(ptx);
+  std::string out;
+  out.reserve(ptx.size() * 2 + 4096);
+  std::size_t copied = 0;
+  if (!headers.empty()) {
+    const std::size_t line = ptx.rfind('\n', headers.front().at);
+    const std::size_t declare_at = line == std::string::npos ? 0 : line + 1;
+    out.append(ptx, 0, declare_at);
+    out += ".extern .func " + start + "\n(\n\t.param .b32 cdplab_block_start_kernel,\n\t.param .b64 cdplab_block_start_key\n)\n;\n" +
+           ".extern .func " + end + "\n()\n;\n";
+    copied = declare_at;
+  }
+  std::string key_function;  // the body of <tag>launch_key: a branch per kernel
+  std::string key_cases;
+  for (const auto& h : headers) {
+    if (!h.kernel || h.body == std::string::npos) continue;
+    const std::size_t close = body_end(ptx, h.body);
+    if (close == std::string::npos) continue;
+    const auto index = static_cast<std::size_t>(std::find(kernels.begin(), kernels.end(), h.name) - kernels.begin());
+    const auto params = kernel_params(ptx, h);
+    const std::string label = "$cdplab_end_" + std::to_string(index);
+    out.append(ptx, copied, h.body - copied);
+    out += "\n\t{\n" + std::string(kKeyRegisters) + "\tmov.u64 \t%cdplab_k0, " + key_seed(index) + ";\n" +
+           key_steps(params, ".param",
+                     [](const KernelParam& p, std::size_t at) { return "[" + p.name + "+" + std::to_string(at) + "]"; }) +
+           "\t.param .b32 cdplab_kernel;\n\tst.param.b32 \t[cdplab_kernel], " + std::to_string(index) +
+           ";\n\t.param .b64 cdplab_key;\n\tst.param.b64 \t[cdplab_key], %cdplab_k0;\n\tcall.uni \t" + start +
+           ", (cdplab_kernel, cdplab_key);\n\t}\n";
+    out += with_exits_to(ptx.substr(h.body, close - h.body), label);
+    out += label + ":\n\tcall \t" + end + ";\n\tret;\n";
+    copied = close;
+    const std::string name = "$cdplab_key_" + std::to_string(index);
+    key_function += "\tmov.u64 \t%cdplab_k1, " + h.name + ";\n\tsetp.eq.u64 \t%cdplab_p, %cdplab_k3, %cdplab_k1;\n\t@%cdplab_p bra \t" +
+                    name + ";\n";
+    key_cases += name + ":\n\tmov.u64 \t%cdplab_k0, " + key_seed(index) + ";\n" +
+                 key_steps(params, "",
+                           [](const KernelParam& p, std::size_t at) {
+                             return "[%cdplab_k2+" + std::to_string(p.offset + at) + "]";
+                           }) +
+                 "\tst.param.b64 \t[cdplab_key_out], %cdplab_k0;\n\tret;\n";
   }
   out.append(ptx, copied, std::string::npos);
+  out += "\n.visible .func  (.param .b64 cdplab_key_out) " + tag +
+         "launch_key(\n\t.param .b64 cdplab_key_child,\n\t.param .b64 cdplab_key_buffer\n)\n{\n" + kKeyRegisters +
+         "\t.reg .pred \t%cdplab_p;\n\tld.param.u64 \t%cdplab_k3, [cdplab_key_child];\n"
+         "\tld.param.u64 \t%cdplab_k2, [cdplab_key_buffer];\n" +
+         key_function + "\tmov.u64 \t%cdplab_k0, 0;\n\tst.param.b64 \t[cdplab_key_out], %cdplab_k0;\n\tret;\n" + key_cases +
+         "}\n";
   return out;
 }
 
@@ -158,7 +298,7 @@ InstrumentedPtx instrument_ptx(const std::string& ptx, const std::string& tag) {
   for (const auto& h : function_headers(ptx))
     if (h.kernel && std::find(result.kernels.begin(), result.kernels.end(), h.name) == result.kernels.end())
       result.kernels.push_back(h.name);
-  result.ptx = with_block_starts(result.ptx, tag);
+  result.ptx = with_grid_recording(result.ptx, tag, result.kernels);
   result.ptx += addresses_kernel(tag, result.kernels);
   for (const auto& call : hooked_runtime_calls())
     if (call.ptx_name != kParameterBuffer) result.ptx = replace_identifier(result.ptx, call.ptx_name, tag + call.hook);

@@ -18,8 +18,13 @@ namespace cdplab::harness::device_code {
 /// declarations included. Identifiers are matched whole. Names the hooks do not know are judged
 /// before (device_calls.h): the loader refuses code that uses one.
 ///
-/// Every kernel the PTX defines calls `<tag>block_start` first: in a check it holds each block
-/// for a time drawn per block, so that the order blocks run in is not always the GPU's usual one.
+/// Every kernel the PTX defines calls `<tag>block_start(kernel, key)` first and `<tag>block_end()`
+/// wherever it ends (each `ret` and `exit`). In a check, block_start holds each block for a time
+/// drawn per block, so that the order blocks run in is not always the GPU's usual one, and both
+/// record when the kernel's grids ran (the timeline). `kernel` is the kernel's index in `kernels`;
+/// `key` mixes the index with the kernel's parameters (their first 64 bytes), and the module gains
+/// `<tag>launch_key(child, buffer)`, which mixes the same from a launch's parameter buffer: the
+/// launch hook records each launch under its key, and the grid it made finds it by its own.
 ///
 /// Each parameter-buffer request (`__cudaCDP2GetParameterBufferV2`, the first half of a `<<< >>>`
 /// in device code) calls `<tag>GetParameterBufferFrom` instead, with one argument more: the index
