@@ -5,11 +5,16 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <cstring>
+
 namespace cdplab::harness {
 
 void set_check_perturbations(bool on) noexcept {
   try {
-    set_device_perturbations(on ? kCheckLaunchDelayNs : 0, on ? kCheckBlockDelayNs : 0, on);
+    const char* recording = std::getenv("CDPLAB_GRID_RECORDING");
+    const bool record = on && (recording == nullptr || std::strcmp(recording, "off") != 0);
+    set_device_perturbations(on ? kCheckLaunchDelayNs : 0, on ? kCheckBlockDelayNs : 0, record);
   } catch (...) {
     (void)cudaGetLastError();
   }

@@ -21,7 +21,9 @@ inline constexpr unsigned kCheckLaunchDelayNs = 20000;
 /// small block's work takes, so that a block that starts late usually finds its neighbours done.
 inline constexpr unsigned kCheckBlockDelayNs = 10000;
 
-/// Turns both perturbations on (`on`) or off. Leaves no CUDA error behind.
+/// Turns both perturbations on (`on`) or off, and with them the recording of the exercise's grids
+/// for the timeline (device_code.h: check_grid_timeline), unless CDPLAB_GRID_RECORDING=off (how
+/// the timeline's cost is measured: grader/bench/grid-recording.sh). Leaves no CUDA error behind.
 void set_check_perturbations(bool on) noexcept;
 
 }  // namespace cdplab::harness

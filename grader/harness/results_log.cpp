@@ -245,6 +245,45 @@ json launch_tree_record() {
   return edges;
 }
 
+/// The grids the check's last recording run started (device_code.h), as the end record carries
+/// them: times in nanoseconds since that run's first recorded moment, at most kTimelineGridsKept
+/// grids (the first to start; the rest counted in left_out); null where nothing was recorded.
+constexpr std::size_t kTimelineGridsKept = 512;
+
+json timeline_record() {
+  try {
+    const auto timeline = check_grid_timeline();
+    if (timeline.runs == 0) return json();
+    unsigned long long origin = ~0ull;
+    for (const auto& g : timeline.grids) origin = std::min({origin, g.start, g.from_device ? g.launched : ~0ull});
+    static const char* streams[] = {"null", "tail", "fire-and-forget", "named"};
+    json grids = json::array();
+    const auto since = [origin](unsigned long long t) { return t >= origin ? t - origin : 0ull; };
+    for (std::size_t i = 0; i < timeline.grids.size() && i < kTimelineGridsKept; ++i) {
+      const auto& g = timeline.grids[i];
+      json grid = {{"id", g.id}, {"kernel", g.kernel}, {"blocks", g.blocks}, {"start", since(g.start)},
+                   {"end", g.end >= g.start ? since(g.end) : 0ull}};
+      if (g.from_device) {
+        grid["parent"] = g.parent;
+        grid["parent_kernel"] = g.parent_kernel;
+        grid["parent_block"] = g.parent_block;
+        grid["stream"] = g.stream >= 0 && g.stream < 4 ? streams[g.stream] : "";
+        grid["stream_id"] = g.stream_handle;
+        grid["launched"] = since(g.launched);
+      } else {
+        grid["stream"] = timeline.every_launch_recorded ? "host" : "";
+      }
+      grids.push_back(std::move(grid));
+    }
+    const std::size_t cut = timeline.grids.size() > kTimelineGridsKept ? timeline.grids.size() - kTimelineGridsKept : 0;
+    return {{"run", timeline.run}, {"runs", timeline.runs}, {"left_out", timeline.left_out + cut},
+            {"failed_launches", timeline.failed_launches}, {"grids", grids}};
+  } catch (...) {  // no device code loaded, or the records could not be read
+    (void)cudaGetLastError();
+    return json();
+  }
+}
+
 /// doctest listener: turns doctest events into results-log records.
 class ResultsListener : public doctest::IReporter {
  public:
@@ -304,6 +343,8 @@ class ResultsListener : public doctest::IReporter {
     if (gpu_run_ && (passed || cudaStreamQuery(nullptr) == cudaSuccess)) {
       json tree = launch_tree_record();
       if (tree.is_array()) record["launches"] = std::move(tree);
+      json timeline = timeline_record();
+      if (timeline.is_object()) record["timeline"] = std::move(timeline);
     }
     write_line(record);
     state().crash_line_length = 0;

@@ -321,6 +321,50 @@ std::vector<LaunchTreeEdge> launch_tree_edges(const nlohmann::json& launches) {
   return edges;
 }
 
+/// A check's timeline as the harness writes it in its end record (mangled names, times in
+/// nanoseconds), with the names people read; grids that are not well formed are left out.
+GridTimeline grid_timeline(const nlohmann::json& record) {
+  GridTimeline timeline;
+  if (!record.is_object()) return timeline;
+  const auto number = [](const nlohmann::json& object, const char* key) -> std::uint64_t {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
+  };
+  const auto text = [](const nlohmann::json& object, const char* key) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const auto short_name = [](const std::string& symbol) {
+    return symbol.empty() ? symbol : rules::unqualified_name(rules::qualified_name(rules::demangle(symbol)));
+  };
+  timeline.run = static_cast<int>(std::min<std::uint64_t>(number(record, "run"), 1u << 20));
+  timeline.runs = static_cast<int>(std::min<std::uint64_t>(number(record, "runs"), 1u << 20));
+  timeline.left_out = number(record, "left_out");
+  timeline.failed_launches = number(record, "failed_launches");
+  const auto grids = record.find("grids");
+  if (grids == record.end() || !grids->is_array()) return timeline;
+  for (const auto& g : *grids) {
+    if (!g.is_object()) continue;
+    GridSpan span;
+    span.id = number(g, "id");
+    span.kernel = short_name(text(g, "kernel"));
+    span.parent = number(g, "parent");
+    span.parent_kernel = short_name(text(g, "parent_kernel"));
+    span.parent_block = number(g, "parent_block");
+    span.stream = text(g, "stream");
+    span.stream_id = number(g, "stream_id");
+    span.blocks = number(g, "blocks");
+    span.start_ns = number(g, "start");
+    span.end_ns = number(g, "end");
+    span.launched_seen = g.contains("launched");
+    span.launched_ns = number(g, "launched");
+    timeline.grids.push_back(span);
+  }
+  std::stable_sort(timeline.grids.begin(), timeline.grids.end(),
+                   [](const GridSpan& a, const GridSpan& b) { return a.start_ns < b.start_ns; });
+  return timeline;
+}
+
 }  // namespace
 
 std::vector<CheckEvent> read_check_events(const std::string& path) {
@@ -352,6 +396,7 @@ std::vector<CheckEvent> read_check_events(const std::string& path) {
       e.launches = launch_tree_edges(record["launches"]);
       e.launches_observed = true;
     }
+    if (record.contains("timeline")) e.timeline = grid_timeline(record["timeline"]);
     events.push_back(e);
   }
   return events;
@@ -383,6 +428,7 @@ std::vector<Item> check_items(const manifest::Exercise& exercise, const std::vec
       item.seconds = last->seconds;
       item.launches = last->launches;
       item.launches_observed = last->launches_observed;
+      item.timeline = last->timeline;
       if (last->status == "passed") {
         item.outcome = Outcome::passed;
         item.points = check.points;
@@ -469,6 +515,7 @@ struct Pending {
   std::vector<CheckRun> checks;  ///< its checks as they run (run_checks fills it)
   std::string ptx;  ///< its PTX as taken, which the checks load: their launch edges are judged on it
   bool gpu_used = false;  ///< some check of the suite ran on a GPU
+  bool keep_timelines = false;  ///< GradeOptions::keep_timelines
 };
 
 /// Everything before the checks: the file, the refused-code scan, compiling, the rules, the
@@ -477,6 +524,7 @@ Pending prepare_exercise(const manifest::Exercise& exercise, const BuildTree& tr
                          bool prebuilt) {
   Pending pending;
   pending.exercise = &exercise;
+  pending.keep_timelines = options.keep_timelines;
   ExerciseResult& result = pending.result;
   if (exercise.is_quiz()) {  // answers in a file: nothing to build or run
     if (options.progress) options.progress(exercise, "answers");
@@ -632,7 +680,14 @@ void finish_exercise(Pending& pending, const std::string& token, DeviceSeen* see
                      "(the code under test wrote them?) and were ignored";
   }
   const std::string said = pending.last_output.empty() ? "(the suite was never run)" : pending.last_output;
-  for (auto& item : check_items(exercise, events, said)) result.items.push_back(item);
+  for (auto& item : check_items(exercise, events, said)) {
+    // A timeline is kept where it was asked for, or where the failed check judges the grids' order.
+    const auto spec = std::find_if(exercise.checks.begin(), exercise.checks.end(),
+                                   [&](const manifest::CheckSpec& c) { return c.name == item.name; });
+    const bool order_failed = spec != exercise.checks.end() && spec->timeline && item.outcome == Outcome::failed;
+    if (!pending.keep_timelines && !order_failed) item.timeline = GridTimeline{};
+    result.items.push_back(item);
+  }
   result.host_parts_output = pending.host_parts_output.size() > kHostPartsOutputBytes
                                  ? pending.host_parts_output.substr(pending.host_parts_output.size() - kHostPartsOutputBytes)
                                  : pending.host_parts_output;
@@ -937,7 +992,13 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
     for (auto& p : pendings) {
       if (!p.result.problem.empty()) continue;
       std::vector<CheckEvent> events;
-      for (const auto& check : p.exercise->checks) events.push_back({"skipped", check.name, "", reason, "", "", {}, {}, {}, false, 0});
+      for (const auto& check : p.exercise->checks) {
+        CheckEvent skipped;
+        skipped.event = "skipped";
+        skipped.check = check.name;
+        skipped.reason = reason;
+        events.push_back(skipped);
+      }
       for (auto& item : check_items(*p.exercise, events, "")) p.result.items.push_back(item);
     }
     if (seen != nullptr && seen->gpu_problem.empty()) seen->gpu_problem = reason;

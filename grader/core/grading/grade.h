@@ -59,6 +59,9 @@ struct GradeOptions {
   /// GPU check is skipped with this reason, and a student without a GPU reads the rules' verdict on
   /// their code half a minute sooner.
   std::string gpu_absent;
+  /// Keep every check's timeline in the report (`check --timeline`); otherwise only those of the
+  /// failed checks whose manifest entry says `timeline = true`.
+  bool keep_timelines = false;
 };
 
 /// What the suites said about the GPU they ran on (or why they could not use one).
@@ -118,6 +121,7 @@ struct CheckEvent {
   std::vector<std::string> notes;  ///< what a check reports whatever its outcome (a speed check's times)
   std::vector<LaunchTreeEdge> launches;  ///< the launch tree of the check's runs (an end record's)
   bool launches_observed = false;        ///< the record carries one (an empty one: nothing launched)
+  GridTimeline timeline;                 ///< when the check's grids ran (an end record's; not recorded: empty)
   double seconds = 0;
 };
 

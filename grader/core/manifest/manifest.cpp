@@ -94,6 +94,10 @@ Exercise read_exercise(const toml::table& table, const std::string& chapter, con
         if (!memcheck->is_boolean()) fail(file, where + ": check '" + check.name + "': 'memcheck' must be true or false");
         check.memcheck = memcheck->as_boolean()->get();
       }
+      if (const toml::node* timeline = t.get("timeline")) {
+        if (!timeline->is_boolean()) fail(file, where + ": check '" + check.name + "': 'timeline' must be true or false");
+        check.timeline = timeline->as_boolean()->get();
+      }
       e.checks.push_back(check);
     }
   }
