@@ -25,6 +25,7 @@ struct GradeArgs {
   std::string build_dir;                ///< grade: the build tree to use
   bool quiet = false;                   ///< no progress lines
   bool sanitize = false;                ///< run the suites again under compute-sanitizer
+  bool timeline = false;                ///< keep and draw every check's timeline of grids (check --timeline)
   bool process_per_check = false;       ///< no shared suite processes (grading/shared_process.h)
   bool no_sandbox = false;              ///< grade: build and run submissions outside the box (sandbox/)
   bool verbose = false;                 ///< terminal report: list passed items too (default: a count)

@@ -98,6 +98,7 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
   if (args.sanitize) options.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
   options.memcheck_program = sanitizer::find_sanitizer(build_config::kNvcc);
   options.shared_processes = !args.process_per_check;
+  options.keep_timelines = args.timeline;
   if (!args.quiet) options.progress = print_progress;
   return options;
 }

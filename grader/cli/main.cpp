@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "build and test your own work (all of it, a chapter, or an exercise)");
   check->add_option("names", grade_args.names, "chapters (01-fundamentals) or exercises (child-grids)");
   add_report_options(check);
+  check->add_flag("--timeline", grade_args.timeline,
+                  "draw when each grid of your kernels ran in every check, as the grader recorded it on the GPU "
+                  "(without it, only failed checks that judge the order of grids show theirs)");
   // Where the GPU checks run when this machine has none (docs/remote-gpu.md).
   const auto add_remote_options = [&](CLI::App* sub) {
     auto* remote = sub->add_option("--remote", grade_args.remote,

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "report/grid_timeline.h"
+#include "report/report.h"
 
 #include <algorithm>
 #include <regex>
@@ -162,4 +163,46 @@ TEST_CASE("grid timeline SVG: one bar per grid coloured by stream, wait lines, n
   const std::string none = report::timeline_svg(empty, "nothing");
   CHECK(none.find("(no grid recorded)") != std::string::npos);
   CHECK(count(none, "</svg>") == 1);
+}
+
+TEST_CASE("grid timeline travels in the JSON report and shows under its check in the terminal, within 100 columns") {
+  cdplab::grading::GradeReport report;
+  report.device = "NVIDIA H100 80GB HBM3";
+  cdplab::grading::ExerciseResult e;
+  e.chapter = "04-memory-visibility";
+  e.id = "tail-consumer";
+  e.title = "A consumer that runs after every child";
+  e.file = "04-memory-visibility/tail_consumer.cu";
+  cdplab::grading::Item check;
+  check.name = "child takes 200 us";
+  check.max_points = 2;
+  check.feedback = "the consumer read before the children had written";
+  check.timeline = null_and_named();
+  check.timeline.left_out = 3;
+  check.timeline.failed_launches = 1;
+  cdplab::grading::Item plain;
+  plain.name = "no delay";
+  plain.outcome = cdplab::grading::Outcome::passed;
+  e.items = {check, plain};
+  report.exercises.push_back(e);
+
+  const auto back = report::from_json(report::to_json(report));
+  const auto& t = back.exercises.at(0).items.at(0).timeline;
+  REQUIRE(t.recorded());
+  CHECK(t.grids.size() == check.timeline.grids.size());
+  CHECK(t.left_out == 3);
+  CHECK(t.failed_launches == 1);
+  CHECK(t.grids.at(2).stream == "named");
+  CHECK(t.grids.at(2).parent == 1);
+  CHECK(t.grids.at(2).launched_seen);
+  CHECK(t.grids.at(2).launched_ns == check.timeline.grids.at(2).launched_ns);
+  CHECK_FALSE(back.exercises.at(0).items.at(1).timeline.recorded());
+  CHECK(report::timeline_text(t) == report::timeline_text(check.timeline));
+
+  const std::string out = report::render_terminal(back);
+  INFO(out);
+  CHECK(out.find("timeline: when the grids of \"child takes 200 us\" ran") != std::string::npos);
+  CHECK(out.find("A1 > null stream, block 0") != std::string::npos);
+  for (const auto& line : lines_of(out)) CHECK(line.size() <= 100);
+  CHECK(report::checks_with_timelines(back.exercises.at(0)).size() == 1);
 }

@@ -68,6 +68,7 @@ points = 2
 name = "in bounds"
 points = 0
 memcheck = true
+timeline = true
 [[exercise.rule]]
 kind = "launches"
 kernel = "parent"
@@ -82,6 +83,8 @@ points = 1.5
   CHECK(e.checks.at(0).points == 2);
   CHECK_FALSE(e.checks.at(0).memcheck);
   CHECK(e.checks.at(1).memcheck);
+  CHECK_FALSE(e.checks.at(0).timeline);
+  CHECK(e.checks.at(1).timeline);
   CHECK(e.max_points() == doctest::Approx(3.5));
 }
 
@@ -114,6 +117,18 @@ title = "E"
 name = "c"
 memcheck = "yes"
 )")).find("check 'c': 'memcheck' must be true or false") != std::string::npos);
+  CHECK(load_error(write_manifest("09-bad-timeline", R"(
+[chapter]
+id = "09-bad-timeline"
+title = "x"
+[[exercise]]
+id = "e"
+file = "e.cu"
+title = "E"
+[[exercise.check]]
+name = "c"
+timeline = 1
+)")).find("check 'c': 'timeline' must be true or false") != std::string::npos);
   CHECK(load_error(write_manifest("09-nothing", R"(
 [chapter]
 id = "09-nothing"

@@ -1,6 +1,7 @@
 // The feedback pages of a graded student (Markdown, HTML). The class's own files are in
 // gradebook.cpp.
 #include "report/report.h"
+#include "report/grid_timeline.h"
 #include "report/launch_tree.h"
 #include "report/text.h"
 
@@ -136,6 +137,9 @@ std::string to_feedback_markdown(const GradeReport& report, const std::string& s
         for (const auto& line : e.lesson_launches) out << "- " << md_cell(line) << "\n";
       }
     }
+    for (const auto* check : checks_with_timelines(e))
+      out << "\nWhen the grids of the check " << md_cell(check->name) << " ran:\n\n"
+          << md_block(timeline_text(check->timeline));
     if (const std::string picture = picture_of(pictures, e); !picture.empty())
       out << "\n![launch graph of " << text::exercise_path(e) << "](" << picture << ")\n";
   }
@@ -195,6 +199,10 @@ std::string to_feedback_html(const GradeReport& report, const std::string& stude
       out << "<h3>Launch tree</h3>\n<figure>"
           << launch_tree_svg(tree->launches, e.lesson_launches, "launches of the check \"" + tree->name + "\"")
           << "</figure>\n";
+    }
+    for (const auto* check : checks_with_timelines(e)) {
+      out << "<h3>Timeline</h3>\n<figure>"
+          << timeline_svg(check->timeline, "when the grids of the check \"" + check->name + "\" ran") << "</figure>\n";
     }
     if (const std::string picture = picture_of(pictures, e); !picture.empty())
       out << "<p><img src=\"" << text::markup_escape(picture, true) << "\" alt=\"launch graph of "

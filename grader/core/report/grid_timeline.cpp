@@ -19,7 +19,7 @@ using grading::GridTimeline;
 
 namespace {
 
-constexpr int kLabelColumns = 26;
+constexpr int kLabelColumns = 30;
 
 /// The kernels in the order their first grid started (grids are kept by start time).
 std::vector<std::string> kernels_by_first_start(const GridTimeline& timeline) {

@@ -34,6 +34,24 @@ json item_to_json(const Item& item) {
     }
     object["launches"] = launches;
   }
+  if (item.timeline.recorded()) {
+    const auto& t = item.timeline;
+    json grids = json::array();
+    for (const auto& g : t.grids) {
+      json grid = {{"id", g.id}, {"kernel", text::valid_utf8(g.kernel)}, {"stream", text::valid_utf8(g.stream)},
+                   {"blocks", g.blocks}, {"start_ns", g.start_ns}, {"end_ns", g.end_ns}};
+      if (g.parent != 0) {
+        grid["parent"] = g.parent;
+        grid["parent_kernel"] = text::valid_utf8(g.parent_kernel);
+        grid["parent_block"] = g.parent_block;
+        grid["stream_id"] = g.stream_id;
+      }
+      if (g.launched_seen) grid["launched_ns"] = g.launched_ns;
+      grids.push_back(grid);
+    }
+    object["timeline"] = {{"run", static_cast<std::uint64_t>(t.run)}, {"runs", static_cast<std::uint64_t>(t.runs)}, {"left_out", t.left_out},
+                          {"failed_launches", t.failed_launches}, {"grids", grids}};
+  }
   return object;
 }
 
@@ -151,6 +169,34 @@ Item item_from_json(const json& object, const std::string& where) {
       e.failed = read_count(launches[i], "failed", at);
       e.fault = read_string(launches[i], "fault", at);
       item.launches.push_back(e);
+    }
+  }
+  if (object.contains("timeline")) {
+    const std::string at = where + ".timeline";
+    const json& t = object["timeline"];
+    require_object(t, at);
+    item.timeline.run = static_cast<int>(read_count(t, "run", at));
+    item.timeline.runs = static_cast<int>(read_count(t, "runs", at));
+    item.timeline.left_out = read_count(t, "left_out", at);
+    item.timeline.failed_launches = read_count(t, "failed_launches", at);
+    const json& grids = read_array(t, "grids", at);
+    for (std::size_t i = 0; i < grids.size(); ++i) {
+      const std::string g_at = at + ".grids[" + std::to_string(i) + "]";
+      require_object(grids[i], g_at);
+      grading::GridSpan g;
+      g.id = read_count(grids[i], "id", g_at);
+      g.kernel = read_string(grids[i], "kernel", g_at);
+      g.stream = read_string(grids[i], "stream", g_at);
+      g.blocks = read_count(grids[i], "blocks", g_at);
+      g.start_ns = read_count(grids[i], "start_ns", g_at);
+      g.end_ns = read_count(grids[i], "end_ns", g_at);
+      g.parent = read_count(grids[i], "parent", g_at);
+      g.parent_kernel = read_string(grids[i], "parent_kernel", g_at);
+      g.parent_block = read_count(grids[i], "parent_block", g_at);
+      g.stream_id = read_count(grids[i], "stream_id", g_at);
+      g.launched_seen = grids[i].contains("launched_ns");
+      g.launched_ns = read_count(grids[i], "launched_ns", g_at);
+      item.timeline.grids.push_back(g);
     }
   }
   return item;

@@ -1,4 +1,5 @@
 // The terminal report: what `cdplab check` prints for a student.
+#include "report/grid_timeline.h"
 #include "report/launch_tree.h"
 #include "report/report.h"
 #include "report/text.h"
@@ -198,6 +199,12 @@ void write_exercise(std::ostream& out, const ExerciseResult& exercise, std::size
   if (exercise.items.empty() && exercise.problem.empty()) out << "  " << style.dim("(nothing graded)") << "\n";
   write_items(out, exercise, style, options, said);
   if (const auto* tree = shown_launch_tree(exercise, true)) write_launch_tree(out, exercise, *tree, style, options);
+  for (const auto* check : checks_with_timelines(exercise)) {
+    out << "  " << style.cyan("timeline:") << " when the grids of \"" << text::plain(check->name) << "\" ran\n";
+    const int width = options.width > 64 ? static_cast<int>(options.width) - 4 : 60;
+    for (const auto& line : text::split_lines(text::plain(timeline_text(check->timeline, width))))
+      out << "    " << line << "\n";
+  }
   if (!exercise.host_parts_output.empty()) {
     // The end of it: the last lines are the ones nearest the check that failed.
     const auto printed = text::split_lines(text::plain(exercise.host_parts_output));
