@@ -5,8 +5,16 @@
 
 #include "report/grid_timeline.h"
 #include "report/report.h"
+#include "gpu_present.h"
+
+#include <nlohmann/json.hpp>
+
+#include "grading/grade.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -205,4 +213,86 @@ TEST_CASE("grid timeline travels in the JSON report and shows under its check in
   CHECK(out.find("A1 > null stream, block 0") != std::string::npos);
   for (const auto& line : lines_of(out)) CHECK(line.size() <= 100);
   CHECK(report::checks_with_timelines(back.exercises.at(0)).size() == 1);
+}
+
+TEST_CASE("grid timeline: the grader reads it from the harness's end record, by start, with the names people write") {
+  const auto file = std::filesystem::path(CDPLAB_TEST_BINARY_DIR) / "grid-timeline-events.jsonl";
+  std::ofstream(file)
+      << R"({"event":"end","check":"a","status":"failed","timeline":{"run":2,"runs":3,"left_out":4,"failed_launches":1,"grids":[)"
+      << R"({"id":9,"kernel":"_ZN6cdplab10visibility8consumerEPKjPj","blocks":2,"start":900,"end":1200,"parent":7,"parent_kernel":"_ZN6cdplab10visibility8producerEPjj","parent_block":0,"stream":"tail","stream_id":0,"launched":100},)"
+      << R"({"id":7,"kernel":"_ZN6cdplab10visibility8producerEPjj","blocks":4,"start":0,"end":800,"stream":"host"},)"
+      << R"("not a grid"]}})" << "\n"
+      << R"({"event":"end","check":"b","status":"passed"})" << "\n";
+  const auto events = cdplab::grading::read_check_events(file.string());
+  REQUIRE(events.size() == 2);
+  const auto& t = events[0].timeline;
+  CHECK(t.run == 2);
+  CHECK(t.runs == 3);
+  CHECK(t.left_out == 4);
+  CHECK(t.failed_launches == 1);
+  REQUIRE(t.grids.size() == 2);
+  CHECK(t.grids[0].kernel == "producer");  // by start
+  CHECK(t.grids[0].stream == "host");
+  CHECK_FALSE(t.grids[0].launched_seen);
+  CHECK(t.grids[1].kernel == "consumer");
+  CHECK(t.grids[1].parent_kernel == "producer");
+  CHECK(t.grids[1].stream == "tail");
+  CHECK(t.grids[1].launched_seen);
+  CHECK(t.grids[1].start_ns == 900);
+  CHECK_FALSE(events[1].timeline.recorded());
+}
+
+// On the GPU: the reference solutions checked with --timeline, and the lesson's orders read off
+// the recorded grids (nothing here comes from the exercises' own outputs).
+TEST_CASE("grid timeline on the GPU: the references' recorded grids keep the orders the lessons teach") {
+  if (!cdplab::testing::gpu_present()) {
+    MESSAGE("CDPLAB_TEST_SKIPPED: no GPU: grids are recorded where they run");
+    return;
+  }
+  const auto json = std::filesystem::path(CDPLAB_TEST_BINARY_DIR) / "grid-timeline-references.json";
+  std::filesystem::remove(json);
+  cdplab::process::Options options;
+  options.timeout_seconds = 600;
+  const auto ran = cdplab::process::run({CDPLAB_CLI, "check", "child-grids", "tail-continuation", "tail-consumer",
+                                         "scaled-tessellation", "--timeline", "--local", "--quiet", "--format", "json",
+                                         "--output", json.string()},
+                                        options);
+  INFO(ran.output);
+  REQUIRE(std::filesystem::exists(json));
+  const auto report = report::from_json(nlohmann::json::parse(std::ifstream(json)));
+  CHECK(report.points() == report.max_points());
+  std::size_t device_launched = 0, tail_grids = 0, null_pairs = 0, named_overlaps = 0;
+  for (const auto& e : report.exercises) {
+    for (const auto& item : e.items) {
+      if (!item.timeline.recorded()) continue;
+      INFO(e.id, ": ", item.name, "\n", report::timeline_text(item.timeline));
+      std::map<std::uint64_t, const GridSpan*> by_id;
+      for (const auto& g : item.timeline.grids) by_id[g.id] = &g;
+      std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<const GridSpan*>> null_streams;
+      std::vector<const GridSpan*> named;
+      for (const auto& g : item.timeline.grids) {
+        CHECK(g.ended());
+        if (g.parent == 0) continue;
+        ++device_launched;
+        CHECK(g.launched_seen);
+        CHECK(g.launched_ns <= g.start_ns);  // a grid starts after its launch
+        const auto parent = by_id.find(g.parent);
+        if (g.stream == "tail" && parent != by_id.end()) {  // after the whole parent grid
+          ++tail_grids;
+          CHECK(g.start_ns >= parent->second->end_ns);
+        }
+        if (g.stream == "null") null_streams[{g.parent, g.parent_block}].push_back(&g);
+        if (g.stream == "named") named.push_back(&g);
+      }
+      // One block's NULL stream runs its grids one after another (they are kept by start).
+      for (const auto& [block, grids] : null_streams)
+        for (std::size_t i = 1; i < grids.size(); ++i, ++null_pairs) CHECK(grids[i]->start_ns >= grids[i - 1]->end_ns);
+      for (std::size_t i = 1; i < named.size(); ++i)
+        named_overlaps += named[i]->start_ns < named[i - 1]->end_ns ? 1 : 0;
+    }
+  }
+  CHECK(device_launched > 0);
+  CHECK(tail_grids > 0);
+  CHECK(null_pairs > 0);
+  CHECK(named_overlaps > 0);  // named streams' grids ran side by side
 }
