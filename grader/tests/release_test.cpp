@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -100,6 +103,49 @@ TEST_CASE("release refuses an edited starter, naming it, and warns that starters
     CHECK(message.find("run `cdplab starters --write` first") == std::string::npos);
   }
   CHECK_FALSE(fs::exists(work.string() + "-release"));
+}
+
+// What a student reads in the release (its README, its pages, the chapters and the kit's headers)
+// names only files the release holds: no instructor's page, no folder left out. A path written
+// with a placeholder (chapters/NN-name) names none.
+TEST_CASE("release names nothing it does not hold") {
+  const fs::path copy = make_release_copy("release-names");
+  const std::regex path(R"((?:^|[^A-Za-z0-9_/.-])((?:docs|chapters|grader|starter|cmake|solutions)/[A-Za-z0-9_./-]*[A-Za-z0-9_]))");
+  const std::regex link(R"(\]\(([^)#:\s]+)(?:#[^)]*)?\))");
+  std::vector<fs::path> read;
+  for (const auto& entry : fs::recursive_directory_iterator(copy)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string relative = fs::relative(entry.path(), copy).generic_string();
+    const bool student_text = entry.path().extension() == ".md" || entry.path().extension() == ".toml" ||
+                              relative.rfind("chapters/", 0) == 0 || relative.rfind("starter/include/", 0) == 0;
+    if (student_text && relative.rfind("build/", 0) != 0) read.push_back(entry.path());
+  }
+  CHECK(read.size() > 40);
+  std::vector<std::string> missing;
+  for (const auto& file : read) {
+    const std::string text = cdplab::files::read_text(file);
+    const auto named = [&](const std::string& name) {
+      return fs::exists(copy / name) || fs::exists(file.parent_path() / name);
+    };
+    for (std::sregex_iterator it(text.begin(), text.end(), path), end; it != end; ++it) {
+      const std::string name = (*it)[1].str();
+      if (name.find("NN-") != std::string::npos) continue;  // a placeholder
+      if (!named(name)) missing.push_back(fs::relative(file, copy).string() + ": " + name);
+    }
+    if (file.extension() != ".md") continue;
+    for (std::sregex_iterator it(text.begin(), text.end(), link), end; it != end; ++it) {
+      const std::string target = (*it)[1].str();
+      if (target.rfind("http", 0) != 0 && !named(target)) missing.push_back(fs::relative(file, copy).string() + ": link " + target);
+    }
+  }
+  INFO(missing.size(), " names of files the release does not hold");
+  for (const auto& m : missing) CHECK_MESSAGE(false, m);
+  // The detector finds what it is for: a page that names an instructor's page.
+  const std::string planted = "see docs/grading-a-class.md";
+  std::smatch m;
+  REQUIRE(std::regex_search(planted, m, path));
+  CHECK(m[1].str() == "docs/grading-a-class.md");
+  CHECK_FALSE(fs::exists(copy / m[1].str()));
 }
 
 TEST_CASE("release presets drop the solutions and test the student's chapters") {
