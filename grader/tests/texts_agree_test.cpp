@@ -182,3 +182,19 @@ TEST_CASE("texts: the lessons speak to the student of their own code, not of the
                   lesson.string() << ": " << found.str());
   }
 }
+
+TEST_CASE("texts: the heap and visibility facts are stated once, and the lessons point there") {
+  const std::string limits = cdplab::files::read_text(kRoot / "docs" / "measured-limits.md");
+  CHECK(limits.find("## The device heap") != std::string::npos);
+  CHECK(limits.find("## What a child grid sees") != std::string::npos);
+  CHECK(limits.find("chapter 04's table \"What a child sees\"") != std::string::npos);
+  const auto joined = [](const fs::path& file) {
+    return std::regex_replace(cdplab::files::read_text(file), std::regex("\\n\\s*"), " ");
+  };
+  for (const char* lesson : {"chapters/02-bezier/README.md", "chapters/04-memory-visibility/README.md"}) {
+    INFO(lesson);
+    CHECK(joined(kRoot / lesson).find("docs/measured-limits.md, \"The device heap\"") != std::string::npos);
+  }
+  CHECK(cdplab::files::read_text(kRoot / "chapters/04-memory-visibility/README.md").find("## What a child sees") !=
+        std::string::npos);
+}
