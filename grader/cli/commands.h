@@ -31,6 +31,7 @@ struct GradeArgs {
   bool verbose = false;                 ///< terminal report: list passed items too (default: a count)
   std::string visibility = "visible";   ///< Gradescope's visibility of the results (report::kGradescopeVisibilities)
   std::string launch_trees;             ///< a folder for each exercise's launch-tree picture; none when empty
+  std::string timelines;                ///< a folder for each exercise's timeline picture; none when empty
   std::string remote;                   ///< check: the remote to use (remote/course.h); empty: the course's
   bool local = false;                   ///< check: everything on this machine, whatever the course's remote
 };

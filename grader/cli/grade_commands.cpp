@@ -5,6 +5,7 @@
 #include "build_config.h"
 #include "commands.h"
 #include "progress.h"
+#include "report/grid_timeline.h"
 #include "report/launch_tree.h"
 #include "report/report.h"
 #include "report/text.h"
@@ -58,6 +59,26 @@ void write_launch_trees(const grading::GradeReport& report, const std::string& f
   }
 }
 
+/// The timeline pictures --timelines asks for, after the report: as write_launch_trees.
+void write_timelines(const grading::GradeReport& report, const std::string& folder, const Context& ctx) {
+  try {
+    const auto ordered = [&ctx](const grading::ExerciseResult& e) {
+      std::vector<std::string> names;
+      for (const auto& chapter : ctx.book.chapters)
+        for (const auto& exercise : chapter.exercises)
+          if (exercise.id == e.id && exercise.chapter == e.chapter)
+            for (const auto& check : exercise.checks)
+              if (check.timeline) names.push_back(check.name);
+      return names;
+    };
+    const int written = report::write_timeline_pictures(report, ordered, folder);
+    std::cerr << "cdplab: " << written << " timeline picture" << (written == 1 ? "" : "s") << " written to " << folder
+              << (written == 0 ? " (no check's grids were recorded: they need a GPU)" : "") << "\n";
+  } catch (const std::exception& error) {
+    std::cerr << "cdplab: warning: no timeline pictures: " << error.what() << "\n";
+  }
+}
+
 /// Terminal feedback on stdout, unless another format goes to stdout; that format to --output.
 void emit(const grading::GradeReport& report, const GradeArgs& args, const Context& ctx) {
   const std::string text = render(report, args.format, ctx.color && args.output.empty(), args.verbose, args.visibility);
@@ -71,6 +92,7 @@ void emit(const grading::GradeReport& report, const GradeArgs& args, const Conte
     std::cerr << "cdplab: " << args.format << " report written to " << args.output << "\n";
   }
   if (!args.launch_trees.empty()) write_launch_trees(report, args.launch_trees);
+  if (!args.timelines.empty()) write_timelines(report, args.timelines, ctx);
 }
 
 /// Whether the tree's index still matches the files present (a file added or deleted since).
@@ -98,7 +120,7 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
   if (args.sanitize) options.sanitizer = sanitizer::find_sanitizer(build_config::kNvcc);
   options.memcheck_program = sanitizer::find_sanitizer(build_config::kNvcc);
   options.shared_processes = !args.process_per_check;
-  options.keep_timelines = args.timeline;
+  options.keep_timelines = args.timeline || !args.timelines.empty();
   if (!args.quiet) options.progress = print_progress;
   return options;
 }
@@ -306,8 +328,8 @@ std::vector<std::string> class_gpu_devices(int gpus) {
 /// The options of the class grader, from the command line; refuses the one-submission options.
 batch::BatchOptions class_options(const fs::path& dir, const GradeArgs& args, const ClassArgs& class_args) {
   if (args.format != "terminal" || !args.output.empty() || !args.build_dir.empty() || args.seed ||
-      !args.launch_trees.empty())
-    throw UsageError("--format, --output, --build-dir, --seed and --launch-trees grade one submission; a class gets "
+      !args.launch_trees.empty() || !args.timelines.empty())
+    throw UsageError("--format, --output, --build-dir, --seed, --launch-trees and --timelines grade one submission; a class gets "
                      "every format in its results folder (--out), each run with fresh seeds, and each student's "
                      "launch trees in their feedback page");
   batch::BatchOptions options;

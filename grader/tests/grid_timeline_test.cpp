@@ -296,3 +296,40 @@ TEST_CASE("grid timeline on the GPU: the references' recorded grids keep the ord
   CHECK(null_pairs > 0);
   CHECK(named_overlaps > 0);  // named streams' grids ran side by side
 }
+
+TEST_CASE("grid timeline pictures: one per exercise, the check that judges order first, the device named") {
+  cdplab::grading::GradeReport report;
+  report.device = "NVIDIA H100 80GB HBM3";
+  cdplab::grading::ExerciseResult e;
+  e.chapter = "05-streams-and-pools";
+  e.id = "concurrency";
+  e.file = "05-streams-and-pools/concurrency.cu";
+  cdplab::grading::Item busy, ordered, none;
+  busy.name = "4096 children";
+  busy.timeline = null_and_named();
+  ordered.name = "named streams overlap";
+  ordered.timeline = null_and_named();
+  ordered.timeline.grids.resize(3);
+  none.name = "a failed launch reaches the host";
+  e.items = {none, busy, ordered};
+  report.exercises.push_back(e);
+  cdplab::grading::ExerciseResult quiz;  // no timeline: no picture
+  quiz.chapter = "05-streams-and-pools";
+  quiz.file = "05-streams-and-pools/quiz.toml";
+  report.exercises.push_back(quiz);
+
+  CHECK(report::shown_timeline(e, {"named streams overlap"})->name == "named streams overlap");
+  CHECK(report::shown_timeline(e, {})->name == "4096 children");  // else the most grids
+  const auto folder = std::filesystem::path(CDPLAB_TEST_BINARY_DIR) / "timeline-pictures";
+  std::filesystem::remove_all(folder);
+  const int written = report::write_timeline_pictures(
+      report, [](const cdplab::grading::ExerciseResult&) { return std::vector<std::string>{"named streams overlap"}; },
+      folder.string());
+  CHECK(written == 1);
+  std::ifstream in(folder / "05-streams-and-pools-concurrency.svg");
+  REQUIRE(in);
+  const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(svg.find("concurrency.cu: the check &quot;named streams overlap&quot; on NVIDIA H100 80GB HBM3") !=
+        std::string::npos);
+  CHECK(count(svg, "<title>") == 3);
+}

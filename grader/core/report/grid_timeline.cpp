@@ -6,10 +6,13 @@
 #include <cmath>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <tuple>
 
 namespace cdplab::report {
@@ -311,6 +314,36 @@ std::vector<const grading::Item*> checks_with_timelines(const grading::ExerciseR
   for (const auto& item : exercise.items)
     if (item.kind == grading::ItemKind::check && item.timeline.recorded()) checks.push_back(&item);
   return checks;
+}
+
+const grading::Item* shown_timeline(const grading::ExerciseResult& exercise, const std::vector<std::string>& ordered) {
+  const grading::Item* most = nullptr;
+  for (const auto* check : checks_with_timelines(exercise)) {
+    if (std::find(ordered.begin(), ordered.end(), check->name) != ordered.end()) return check;
+    if (most == nullptr || check->timeline.grids.size() > most->timeline.grids.size()) most = check;
+  }
+  return most;
+}
+
+int write_timeline_pictures(const grading::GradeReport& report,
+                            const std::function<std::vector<std::string>(const grading::ExerciseResult&)>& ordered_checks,
+                            const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) throw std::runtime_error("cannot create " + folder + ": " + error.message());
+  int written = 0;
+  for (const auto& e : report.exercises) {
+    const auto* check = shown_timeline(e, ordered_checks(e));
+    if (check == nullptr) continue;
+    const fs::path file = fs::path(folder) / (e.chapter + "-" + fs::path(e.file).stem().string() + ".svg");
+    std::ofstream out(file, std::ios::binary);
+    out << timeline_svg(check->timeline, fs::path(e.file).filename().string() + ": the check \"" + check->name +
+                                             "\"" + (report.device.empty() ? "" : " on " + report.device));
+    if (!out) throw std::runtime_error("cannot write " + file.string());
+    ++written;
+  }
+  return written;
 }
 
 }  // namespace cdplab::report

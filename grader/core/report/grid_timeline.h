@@ -11,6 +11,7 @@
 
 #include "results/results.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,18 @@ std::string timeline_svg(const grading::GridTimeline& timeline, const std::strin
 /// a check's timeline where the order of its grids is what it judges and it failed, or where
 /// `--timeline` asked for every check's).
 std::vector<const grading::Item*> checks_with_timelines(const grading::ExerciseResult& exercise);
+
+/// The check whose timeline stands for the exercise in a picture: among its checks with one, the
+/// first whose manifest entry judges the order of grids (`ordered`, its names), else the one that
+/// recorded the most grids; nullptr when none has one.
+const grading::Item* shown_timeline(const grading::ExerciseResult& exercise, const std::vector<std::string>& ordered);
+
+/// Writes the picture of each exercise's shown timeline into `folder` as <chapter>-<file stem>.svg,
+/// creating the folder, titled with the check and `device`; `ordered_checks(exercise)` names the
+/// exercise's checks marked `timeline = true`. Returns how many; throws std::runtime_error naming
+/// a file it cannot write.
+int write_timeline_pictures(const grading::GradeReport& report,
+                            const std::function<std::vector<std::string>(const grading::ExerciseResult&)>& ordered_checks,
+                            const std::string& folder);
 
 }  // namespace cdplab::report
