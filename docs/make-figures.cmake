@@ -6,7 +6,8 @@
 #   FIGURE_OUT    the folder to write: figures.md and images/ (emptied first)
 #   RECORDED_DIR  docs/figures: pictures recorded on a GPU, <chapter>/*.svg and <chapter>/source.txt,
 #                 the reference solutions' launch graphs, launch-graphs/<chapter>-<stem>.svg, and
-#                 the launch trees their checks made, launch-trees/<chapter>-<stem>.svg and source.txt
+#                 the launch trees their checks made, launch-trees/<chapter>-<stem>.svg and source.txt,
+#                 and when their grids ran, timelines/<chapter>-<stem>.svg and source.txt
 #   RECORD_DIR    if not empty, pictures drawn on this machine's GPU are recorded there too (and, in
 #                 a build of solutions/, the launch graphs)
 #   EXERCISE_DIR  the exercises this build compiles (solutions/ for reference pictures)
@@ -216,6 +217,30 @@ foreach(chapter IN LISTS chapters)
       file(COPY_FILE "${RECORDED_DIR}/launch-trees/${chapter}-${stem}.svg"
                      "${FIGURE_OUT}/images/launch-tree-${chapter}-${stem}.svg")
       string(APPEND page "\n\\image html launch-tree-${chapter}-${stem}.svg \"${stem}.cu\"\n")
+    endforeach()
+  endif()
+
+  # When the reference solutions' grids ran (cdplab grade solutions --timelines, recorded in
+  # RECORDED_DIR/timelines): the timeline of the check that judges the order of grids, else of
+  # the one that ran the most, as the grader recorded it on the GPU named in each picture.
+  set(timelines "")
+  foreach(entry IN LISTS EXERCISES)
+    if(entry MATCHES "^${chapter}/([^=]*)=")
+      set(stem "${CMAKE_MATCH_1}")
+      if(EXISTS "${RECORDED_DIR}/timelines/${chapter}-${stem}.svg")
+        list(APPEND timelines "${stem}")
+      endif()
+    endif()
+  endforeach()
+  if(timelines)
+    recorded_source("${RECORDED_DIR}/timelines" source)
+    string(APPEND page "\n### Timelines\n\nWhen the reference solutions' grids ran in one check, recorded by the "
+                       "grader (${source}): a row per place grids were launched into, grids side by side stacked. "
+                       "`cdplab check EXERCISE --timeline` shows yours.\n")
+    foreach(stem IN LISTS timelines)
+      file(COPY_FILE "${RECORDED_DIR}/timelines/${chapter}-${stem}.svg"
+                     "${FIGURE_OUT}/images/timeline-${chapter}-${stem}.svg")
+      string(APPEND page "\n\\image html timeline-${chapter}-${stem}.svg \"${stem}.cu\"\n")
     endforeach()
   endif()
 endforeach()
