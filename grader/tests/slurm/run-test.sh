@@ -4,8 +4,9 @@
 # A class of three submissions (a folder, a .tar.gz archive and a starter folder) is graded as a
 # job array: the chapter 05 quiz (graded without building) and child-grids (configured and built
 # inside the jobs). The test checks the exit status, the gradebook's rows and points, each
-# student's files and the Slurm files; then a second run adds a student whose task cannot write
-# its results, and checks that only that student is submitted and that it is named as failed.
+# student's files and the Slurm files; then a second run (--only the quiz) adds a student whose
+# task cannot write its results: everyone is graded again on the quiz, keeping the rest of their
+# grade, and the failed student is named.
 #
 # Usage: run-test.sh CDPLAB PROJECT_ROOT WORK_DIR
 # Exit status: 0 passed, 1 failed, 77 skipped (not root, or Slurm is not installed).
@@ -113,10 +114,12 @@ run_status=0
   --slurm-timeout 240 > "$work/run2.out" 2> "$work/run2.err" || run_status=$?
 cat "$work/run2.err" "$work/run2.out"
 [ "$run_status" = 1 ] || fail "a task without a result: cdplab exited $run_status, expected 1"
-expect_line "$out/slurm/grade.sbatch" '#SBATCH --array="3"'  # only zoe: the others are kept
+# --only grades everyone again on the chosen exercise, as a local run does; each keeps the rest.
+expect_line "$out/slurm/grade.sbatch" '#SBATCH --array="0-3"'
 grep -qF "zoe (task 3)" "$work/run2.out" || fail "the failed task is not named"
 grep -qF "$out/slurm/logs/3.out" "$work/run2.out" || fail "the failed task's log is not named"
-[ "$(cksum < "$out/students/alice/result.json")" = "$alice_before" ] || fail "alice was graded again"
+[ "$(cksum < "$out/students/alice/result.json")" != "$alice_before" ] || fail "alice was not graded again"
+grep -qF "child_grids" "$out/students/alice/result.json" || fail "alice lost the rest of her grade"
 [ "$(column "$book" alice "$quiz_col")" = "$quiz_max" ] || fail "alice left the gradebook"
 
 echo "PASS: cdplab grade --slurm ($((SECONDS - started)) s)"
