@@ -479,15 +479,18 @@ void clear_timeline_records() {
     (void)cudaGetLastError();
 }
 
-/// Keeps the finished run's records if it recorded grids, and clears them for the next run.
+/// Keeps the finished run's records if it recorded grids while recording was on, and clears
+/// whatever it recorded for the next run (a speed check turns recording off after runs that
+/// recorded: their records must not reach the next check's timeline).
 void keep_finished_run_timeline() {
-  if (armed().record_grids == 0) return;
   const auto counters = timeline_counters();
   if (counters.grids_recorded == 0 && counters.grids_left_out == 0 && counters.launches_recorded == 0) return;
-  auto run = read_run_records(counters);
-  if (!run.grids.empty()) {
-    kept_timeline().last = std::move(run);
-    ++kept_timeline().runs;
+  if (armed().record_grids != 0) {
+    auto run = read_run_records(counters);
+    if (!run.grids.empty()) {
+      kept_timeline().last = std::move(run);
+      ++kept_timeline().runs;
+    }
   }
   clear_timeline_records();
 }
