@@ -92,6 +92,7 @@ struct GridRecord {
 /// One device-side launch that went to the device runtime (not one the grader made fail).
 struct LaunchRecord {
   unsigned long long key;          ///< what its grid's first block finds it by (ptx_instrument.h); 0: not told
+  unsigned long long child;        ///< the launched kernel's address; 0: the hooks could not tell
   unsigned long long parent_grid;  ///< %gridid of the launching thread
   unsigned long long parent_block; ///< the launching thread's block (linear index)
   unsigned long long stream;       ///< 0: the NULL stream, 1: tail, 2: fire-and-forget, 3: a created one

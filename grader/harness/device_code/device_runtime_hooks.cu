@@ -264,6 +264,7 @@ __device__ LaunchRecord* record_launch(const LaunchEdgeCounts* edge, const void*
   LaunchRecord& launch = state().timeline.launches[at];
   const unsigned long long key =
       edge != nullptr && edge->child != 0 ? cdplab_hook_launch_key(edge->child, parameters) : 0ull;
+  launch.child = edge != nullptr ? edge->child : 0ull;
   launch.parent_grid = grid_id() - 1;
   launch.parent_block = linear_block();
   launch.stream = static_cast<unsigned long long>(into);
