@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What recording the exercise's grids for the timeline costs (report/grid_timeline.h): `cdplab
-# grade solutions` timed with the recording on (as every check runs) and off
-# (CDPLAB_GRID_RECORDING=off), alternating, on this machine's GPU, whole calls of cdplab each.
+# grade solutions` timed with the recording on (CDPLAB_GRID_RECORDING=on, as `check --timeline`
+# runs) and off (the default), alternating, on this machine's GPU, whole calls of cdplab each.
 # Prints a Markdown table with the device's name, each run's seconds and the ratio of the medians.
 #
 # Usage: grader/bench/grid-recording.sh [ROUNDS]   (default 2 rounds of on and off)
@@ -18,8 +18,7 @@ cd "$root"
 time_one() {  # seconds of one `grade solutions`, recording $1 ("on" or "off")
   local start end
   start=$(date +%s.%N)
-  if [ "$1" = off ]; then CDPLAB_GRID_RECORDING=off timeout 300 "$cli" grade solutions -q > /dev/null 2>&1 || true
-  else timeout 300 "$cli" grade solutions -q > /dev/null 2>&1 || true; fi
+  CDPLAB_GRID_RECORDING="$1" timeout 300 "$cli" grade solutions -q > /dev/null 2>&1 || true
   end=$(date +%s.%N)
   echo "$end - $start" | bc
 }

@@ -121,6 +121,7 @@ grading::GradeOptions options_for(const GradeArgs& args, std::uint64_t default_s
   options.memcheck_program = sanitizer::find_sanitizer(build_config::kNvcc);
   options.shared_processes = !args.process_per_check;
   options.keep_timelines = args.timeline || !args.timelines.empty();
+  if (options.keep_timelines) options.env["CDPLAB_GRID_RECORDING"] = "on";  // the check processes record
   if (!args.quiet) options.progress = print_progress;
   return options;
 }

@@ -12,8 +12,7 @@ namespace cdplab::harness {
 
 void set_check_perturbations(bool on) noexcept {
   try {
-    const char* recording = std::getenv("CDPLAB_GRID_RECORDING");
-    const bool record = on && (recording == nullptr || std::strcmp(recording, "off") != 0);
+    const bool record = on && grid_recording_asked();
     set_device_perturbations(on ? kCheckLaunchDelayNs : 0, on ? kCheckBlockDelayNs : 0, record);
   } catch (...) {
     (void)cudaGetLastError();

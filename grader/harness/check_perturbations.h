@@ -22,8 +22,8 @@ inline constexpr unsigned kCheckLaunchDelayNs = 20000;
 inline constexpr unsigned kCheckBlockDelayNs = 10000;
 
 /// Turns both perturbations on (`on`) or off, and with them the recording of the exercise's grids
-/// for the timeline (device_code.h: check_grid_timeline), unless CDPLAB_GRID_RECORDING=off (how
-/// the timeline's cost is measured: grader/bench/grid-recording.sh). Leaves no CUDA error behind.
+/// for the timeline where it was asked for (device_code.h: grid_recording_asked,
+/// check_grid_timeline). Leaves no CUDA error behind.
 void set_check_perturbations(bool on) noexcept;
 
 }  // namespace cdplab::harness

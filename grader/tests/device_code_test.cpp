@@ -271,6 +271,12 @@ TEST_CASE("device code: every exercise of this build links with the hooks and it
     }
     const std::string original = cdplab::files::read_text(ptx_path);
     CHECK_MESSAGE(refused_device_names(original).empty(), refused_device_names_problem(original));
+    // Recording grids is asked for per process (check --timeline): both ways must link.
+    const auto recording = instrument_ptx(original, tag, true);
+    CHECK(count_of(recording.ptx, "call \t" + tag + "block_end;") > 0);
+    const auto recorded = link_device_code({{"exercise", recording.ptx}, {"hooks", hooks_ptx(tag, hook_state_key(tag))}},
+                                           libraries, "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));
+    CHECK_MESSAGE(recorded.ok, recorded.log);
     const auto instrumented = instrument_ptx(original, tag);
     // Every kernel the exercise defines starts with the block-start hook.
     int defined_kernels = 0;
@@ -279,8 +285,11 @@ TEST_CASE("device code: every exercise of this build links with the hooks and it
       if (body != std::string::npos && original[body] == '{') ++defined_kernels;
     }
     CHECK(count_of(instrumented.ptx, "call.uni \t" + tag + "block_start, (cdplab_kernel, cdplab_key);") == defined_kernels);
-    // ... and ends at the block-end hook, wherever it returned.
-    CHECK(count_of(instrumented.ptx, "call \t" + tag + "block_end;") == defined_kernels);
+    CHECK(count_of(recording.ptx, "call.uni \t" + tag + "block_start, (cdplab_kernel, cdplab_key);") == defined_kernels);
+    // ... and, recording, ends at the block-end hook wherever it returned; without, as it was.
+    CHECK(count_of(recording.ptx, "call \t" + tag + "block_end;") == defined_kernels);
+    CHECK(count_of(instrumented.ptx, "call \t" + tag + "block_end;") == 0);
+    CHECK(count_of(instrumented.ptx, "ld.param.b64 \t%cdplab_k1") == 0);  // no key without recording
     // Every launch nvcc wrote tells the hooks its caller: the real parameter-buffer request is left
     // declared and called nowhere.
     CHECK(identifier_count(instrumented.ptx, "__cudaCDP2GetParameterBufferV2") <= 1);
@@ -294,16 +303,18 @@ TEST_CASE("device code: every exercise of this build links with the hooks and it
 }
 
 TEST_CASE("device code: a grid's launch key reads its parameters where the launch's buffer holds them") {
-  // u64 at 0, u32 at 8, a 12-byte struct aligned to 8 at 16, a byte at 28; a second kernel with none.
+  // u64 at 0, u32 at 8, a 12-byte struct aligned to 8 at 16, a byte at 28, and a pointer whose
+  // `.align 1` is its target's (the parameter itself is 8-aligned: at 32); a second kernel with none.
   const std::string tag = fresh_hook_tag();
   const std::string ptx =
       ".version 8.0\n.target sm_90\n.address_size 64\n"
       ".visible .entry _Z4workPiiS_c(\n\t.param .u64 .ptr .global .align 4 _Z4workPiiS_c_param_0,\n"
       "\t.param .u32 _Z4workPiiS_c_param_1,\n\t.param .align 8 .b8 _Z4workPiiS_c_param_2[12],\n"
-      "\t.param .u8 _Z4workPiiS_c_param_3\n)\n{\n\t.reg .pred %p<2>;\n\tsetp.eq.u32 %p1, 1, 1;\n"
+      "\t.param .u8 _Z4workPiiS_c_param_3,\n\t.param .u64 .ptr .global .align 1 _Z4workPiiS_c_param_4\n)\n"
+      "{\n\t.reg .pred %p<2>;\n\tsetp.eq.u32 %p1, 1, 1;\n"
       "\t@%p1 ret;\n\tret;\n}\n"
       ".visible .entry _Z4idlev()\n{\n\texit;\n}\n";
-  const auto instrumented = instrument_ptx(ptx, tag);
+  const auto instrumented = instrument_ptx(ptx, tag, true);
   const std::string& out = instrumented.ptx;
   INFO(out);
   // The kernel reads its own parameters ...
@@ -317,6 +328,7 @@ TEST_CASE("device code: a grid's launch key reads its parameters where the launc
   CHECK(count_of(out, "ld.u8 \t%cdplab_h, [%cdplab_k2+16];") == 1);
   CHECK(count_of(out, "ld.u8 \t%cdplab_h, [%cdplab_k2+27];") == 1);
   CHECK(count_of(out, "ld.u8 \t%cdplab_h, [%cdplab_k2+28];") == 1);
+  CHECK(count_of(out, "ld.b64 \t%cdplab_k1, [%cdplab_k2+32];") == 1);
   CHECK(count_of(out, ".visible .func  (.param .b64 cdplab_key_out) " + tag + "launch_key(") == 1);
   // Every way out of a kernel goes through the block-end hook: the guarded return too.
   CHECK(count_of(out, "@%p1 bra \t$cdplab_end_0;") == 1);

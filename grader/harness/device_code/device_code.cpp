@@ -28,6 +28,11 @@
 #include <unordered_set>
 
 namespace cdplab::harness {
+bool grid_recording_asked() {
+  const char* asked = std::getenv("CDPLAB_GRID_RECORDING");
+  return asked != nullptr && std::string(asked) == "on";
+}
+
 namespace {
 
 struct Loaded {
@@ -247,7 +252,7 @@ std::string load(const DeviceCodeSources& sources) {
   state.tag = device_code::hook_tag_from(sources.hook_tag_digits);
   if (state.tag.empty()) state.tag = device_code::fresh_hook_tag();
   if (std::string refused = device_code::refused_device_names_problem(device_ptx); !refused.empty()) return refused;
-  const auto instrumented = device_code::instrument_ptx(device_ptx, state.tag);
+  const auto instrumented = device_code::instrument_ptx(device_ptx, state.tag, grid_recording_asked());
   state.functions = instrumented.functions;
   state.kernel_names = instrumented.kernels;
   const std::string architecture = gpu_architecture();
@@ -426,18 +431,17 @@ void read_kernel_addresses() {
 
 namespace {
 
-DeviceRuntimeControl& armed();  // what the host armed (below)
-
 /// One run's records, as read from the hooks' state.
 struct RunRecords {
   std::vector<GridRecord> grids;  ///< the claimed slots
   std::vector<LaunchRecord> launches;
   unsigned long long left_out = 0;
   unsigned long long launches_handed_out = 0;
+  unsigned long long launches_unindexed = 0;
 };
 
-struct TimelineCounters {
-  unsigned long long grids_recorded, grids_left_out, launches_recorded;
+struct TimelineCounters {  // the head of GridTimelineRecords
+  unsigned long long grids_recorded, grids_left_out, launches_recorded, launches_unindexed;
 };
 
 TimelineCounters timeline_counters() {
@@ -451,6 +455,7 @@ RunRecords read_run_records(const TimelineCounters& counters) {
   RunRecords run;
   run.left_out = counters.grids_left_out;
   run.launches_handed_out = counters.launches_recorded;
+  run.launches_unindexed = counters.launches_unindexed;
   if (counters.grids_recorded == 0 && counters.grids_left_out == 0) return run;
   std::vector<GridRecord> slots(kTimelineGrids);
   CDPLAB_CHECK(cudaMemcpy(slots.data(), hook_field<char>(offsetof(HookState, timeline.grids)), slots.size() * sizeof(GridRecord),
@@ -485,7 +490,7 @@ void clear_timeline_records() {
 void keep_finished_run_timeline() {
   const auto counters = timeline_counters();
   if (counters.grids_recorded == 0 && counters.grids_left_out == 0 && counters.launches_recorded == 0) return;
-  if (armed().record_grids != 0) {
+  {  // anything recorded was recorded with recording on, whatever a speed check turned off since
     auto run = read_run_records(counters);
     if (!run.grids.empty()) {
       kept_timeline().last = std::move(run);
@@ -533,7 +538,8 @@ RecordedTimeline check_grid_timeline() {
   timeline.runs = kept.runs + (current_has_grids ? 1 : 0);
   timeline.run = timeline.runs;
   timeline.left_out = run.left_out;
-  timeline.every_launch_recorded = run.launches_handed_out <= static_cast<unsigned long long>(kTimelineLaunches);
+  timeline.every_launch_recorded =
+      run.launches_handed_out <= static_cast<unsigned long long>(kTimelineLaunches) && run.launches_unindexed == 0;
   // A launch whose child the hooks could not tell may have made a grid of the exercise that then
   // looks launched by the host; a child of the grader's or the kit's libraries (key 0) makes none.
   for (const auto& launch : run.launches) {
@@ -542,10 +548,11 @@ RecordedTimeline check_grid_timeline() {
   }
   std::unordered_map<unsigned long long, std::string> kernel_of;  // grid id -> kernel
   for (const auto& g : run.grids)
-    if (g.kernel >= 1 && g.kernel <= state.kernel_names.size()) kernel_of[g.grid - 1] = state.kernel_names[g.kernel - 1];
+    if (g.kernel >= 1 && g.kernel <= state.kernel_names.size())
+      kernel_of[g.grid ^ kGridIdMark] = state.kernel_names[g.kernel - 1];
   for (const auto& g : run.grids) {
     RecordedGrid grid;
-    grid.id = g.grid - 1;
+    grid.id = g.grid ^ kGridIdMark;
     grid.kernel = kernel_of.count(grid.id) > 0 ? kernel_of[grid.id] : "";
     grid.blocks = g.blocks;
     grid.start = ~g.not_start;

@@ -78,10 +78,14 @@ inline constexpr int kTimelineGrids = 4096;
 inline constexpr int kTimelineLaunches = 8192;
 inline constexpr int kTimelineLaunchIndex = 16384;  ///< open addressing over the launches' keys
 
+/// How a grid's %gridid is kept in GridRecord::grid (XOR this): never 0 for the ids a GPU hands out
+/// (an H100 counts device-launched grids down from 2^64 - 1, so `id + 1` would be 0 for the first).
+inline constexpr unsigned long long kGridIdMark = 0x8000000000000001ull;
+
 /// One grid of the exercise's kernels, recorded by its blocks (the hooks' block_start and
 /// block_end, which the loader adds to every kernel of the exercise).
 struct GridRecord {
-  unsigned long long grid;         ///< %gridid + 1; 0: a free slot
+  unsigned long long grid;         ///< %gridid XOR kGridIdMark; 0: a free slot
   unsigned long long kernel;       ///< the kernel's index among the instrumented PTX's kernels, + 1
   unsigned long long launch;       ///< the index of the device launch that made it, + 1; 0: none found
   unsigned long long not_start;    ///< ~(global timer when its first block started): the largest is the earliest
@@ -106,6 +110,7 @@ struct GridTimelineRecords {
   unsigned long long grids_recorded;   ///< grid slots claimed
   unsigned long long grids_left_out;   ///< grids that found no free slot (counted by their block 0)
   unsigned long long launches_recorded;  ///< launch records handed out (some past the end: left out)
+  unsigned long long launches_unindexed; ///< records no grid can find (every slot near their key's home taken)
   GridRecord grids[kTimelineGrids];
   LaunchRecord launches[kTimelineLaunches];
   unsigned launch_index[kTimelineLaunchIndex];  ///< launch record + 1 by key; 0: free

@@ -184,10 +184,11 @@ using cdplab::harness::kTimelineLaunches;
 using cdplab::harness::kTimelineLaunchIndex;
 using cdplab::harness::LaunchRecord;
 
+/// This grid's id as GridRecord keeps it (never 0, which marks a free slot).
 __device__ unsigned long long grid_id() {
   unsigned long long grid = 0;
   asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
-  return grid + 1;  // 0 marks a free slot
+  return grid ^ cdplab::harness::kGridIdMark;
 }
 
 __device__ unsigned long long linear_block() {
@@ -262,10 +263,11 @@ __device__ LaunchRecord* record_launch(const LaunchEdgeCounts* edge, const void*
   const unsigned long long at = atomicAdd(&state().timeline.launches_recorded, 1ull);
   if (at >= static_cast<unsigned long long>(kTimelineLaunches)) return nullptr;
   LaunchRecord& launch = state().timeline.launches[at];
-  const unsigned long long key =
-      edge != nullptr && edge->child != 0 ? cdplab_hook_launch_key(edge->child, parameters) : 0ull;
-  launch.child = edge != nullptr ? edge->child : 0ull;
-  launch.parent_grid = grid_id() - 1;
+  // The edge's child was written by the thread that claimed the edge: read it past any cache.
+  const unsigned long long child = edge != nullptr ? *static_cast<const volatile unsigned long long*>(&edge->child) : 0ull;
+  const unsigned long long key = child != 0 ? cdplab_hook_launch_key(child, parameters) : 0ull;
+  launch.child = child;
+  launch.parent_grid = grid_id() ^ cdplab::harness::kGridIdMark;
   launch.parent_block = linear_block();
   launch.stream = static_cast<unsigned long long>(into);
   launch.stream_handle = reinterpret_cast<unsigned long long>(stream);
@@ -274,10 +276,12 @@ __device__ LaunchRecord* record_launch(const LaunchEdgeCounts* edge, const void*
   __threadfence();
   if (key == 0) return &launch;
   const unsigned home = static_cast<unsigned>((key * 0x9e3779b97f4a7c15ull) >> 40);
-  for (int probe = 0; probe < kProbes; ++probe) {
+  bool indexed = false;
+  for (int probe = 0; probe < kProbes && !indexed; ++probe) {
     unsigned& slot = state().timeline.launch_index[(home + static_cast<unsigned>(probe)) % kTimelineLaunchIndex];
-    if (atomicCAS(&slot, 0u, static_cast<unsigned>(at + 1)) == 0u) break;
+    indexed = atomicCAS(&slot, 0u, static_cast<unsigned>(at + 1)) == 0u;
   }
+  if (!indexed) count(state().timeline.launches_unindexed);  // its grid will not find it: said so
   __threadfence();
   return &launch;
 }
@@ -327,7 +331,7 @@ extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, c
   if (status != cudaSuccess) {
     count(state().counts.launches_failed);
     if (edge != nullptr) count(edge->failed);
-    if (record != nullptr) atomicExch(&record->taken, 2ull);
+    if (record != nullptr) atomicCAS(&record->taken, 0ull, 2ull);  // unless a grid of the same key took it
     return status;
   }
   // In a check the child usually starts before the launching thread's next statement: a write the

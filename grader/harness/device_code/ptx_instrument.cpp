@@ -162,8 +162,11 @@ std::vector<KernelParam> kernel_params(const std::string& ptx, const Header& hea
     p.name = n[1].str();
     p.element = static_cast<std::size_t>(std::stoi(t[1].str())) / 8;
     p.bytes = p.element * (n[2].matched ? static_cast<std::size_t>(std::stoul(n[2].str())) : 1);
-    const std::size_t alignment =
-        std::regex_search(entry, a, align) ? static_cast<std::size_t>(std::stoul(a[1].str())) : p.element;
+    // The parameter's own `.align` comes before its type; one after it (`.ptr .global .align 1`)
+    // is the alignment of the memory a pointer points to.
+    const std::string before_type = entry.substr(0, static_cast<std::size_t>(t.position(0)));
+    const std::size_t alignment = std::max<std::size_t>(
+        p.element, std::regex_search(before_type, a, align) ? static_cast<std::size_t>(std::stoul(a[1].str())) : 0);
     offset = (offset + alignment - 1) / std::max<std::size_t>(alignment, 1) * std::max<std::size_t>(alignment, 1);
     p.offset = offset;
     offset += p.bytes;
@@ -236,7 +239,8 @@ std::string with_exits_to(const std::string& body, const std::string& label) {
 /// Every kernel defined in `ptx` made to record its grids (see instrument_ptx): it computes its
 /// launch key and calls `<tag>block_start(kernel index in kernels, key)` first, and
 /// `<tag>block_end()` wherever it ends; and the module gains `<tag>launch_key(child, buffer)`.
-std::string with_grid_recording(const std::string& ptx, const std::string& tag, const std::vector<std::string>& kernels) {
+std::string with_grid_recording(const std::string& ptx, const std::string& tag, const std::vector<std::string>& kernels,
+                                bool record_grids) {
   const std::string start = tag + "block_start";
   const std::string end = tag + "block_end";
   const auto headers = function_headers(ptx);
@@ -261,12 +265,19 @@ std::string with_grid_recording(const std::string& ptx, const std::string& tag, 
     const auto params = kernel_params(ptx, h);
     const std::string label = "$cdplab_end_" + std::to_string(index);
     out.append(ptx, copied, h.body - copied);
-    out += "\n\t{\n" + std::string(kKeyRegisters) + "\tmov.u64 \t%cdplab_k0, " + key_seed(index) + ";\n" +
-           key_steps(params, ".param",
-                     [](const KernelParam& p, std::size_t at) { return "[" + p.name + "+" + std::to_string(at) + "]"; }) +
+    // Without recording, only the block-start hook (the checks' perturbations), with key 0.
+    const std::string key = record_grids ? key_steps(params, ".param",
+                                                     [](const KernelParam& p, std::size_t at) {
+                                                       return "[" + p.name + "+" + std::to_string(at) + "]";
+                                                     })
+                                         : "";
+    out += "\n\t{\n" + std::string(kKeyRegisters) + "\tmov.u64 \t%cdplab_k0, " +
+           (record_grids ? key_seed(index) : std::string("0")) + ";\n" + key +
            "\t.param .b32 cdplab_kernel;\n\tst.param.b32 \t[cdplab_kernel], " + std::to_string(index) +
            ";\n\t.param .b64 cdplab_key;\n\tst.param.b64 \t[cdplab_key], %cdplab_k0;\n\tcall.uni \t" + start +
            ", (cdplab_kernel, cdplab_key);\n\t}\n";
+    copied = h.body;
+    if (!record_grids) continue;
     out += with_exits_to(ptx.substr(h.body, close - h.body), label);
     out += label + ":\n\tcall \t" + end + ";\n\tret;\n";
     copied = close;
@@ -292,13 +303,13 @@ std::string with_grid_recording(const std::string& ptx, const std::string& tag, 
 
 }  // namespace
 
-InstrumentedPtx instrument_ptx(const std::string& ptx, const std::string& tag) {
+InstrumentedPtx instrument_ptx(const std::string& ptx, const std::string& tag, bool record_grids) {
   InstrumentedPtx result{ptx, {}, {}};
   result.ptx = with_callers(ptx, tag, &result.functions);
   for (const auto& h : function_headers(ptx))
     if (h.kernel && std::find(result.kernels.begin(), result.kernels.end(), h.name) == result.kernels.end())
       result.kernels.push_back(h.name);
-  result.ptx = with_grid_recording(result.ptx, tag, result.kernels);
+  result.ptx = with_grid_recording(result.ptx, tag, result.kernels, record_grids);
   result.ptx += addresses_kernel(tag, result.kernels);
   for (const auto& call : hooked_runtime_calls())
     if (call.ptx_name != kParameterBuffer) result.ptx = replace_identifier(result.ptx, call.ptx_name, tag + call.hook);

@@ -18,13 +18,14 @@ namespace cdplab::harness::device_code {
 /// declarations included. Identifiers are matched whole. Names the hooks do not know are judged
 /// before (device_calls.h): the loader refuses code that uses one.
 ///
-/// Every kernel the PTX defines calls `<tag>block_start(kernel, key)` first and `<tag>block_end()`
-/// wherever it ends (each `ret` and `exit`). In a check, block_start holds each block for a time
-/// drawn per block, so that the order blocks run in is not always the GPU's usual one, and both
-/// record when the kernel's grids ran (the timeline). `kernel` is the kernel's index in `kernels`;
-/// `key` mixes the index with the kernel's parameters (their first 64 bytes), and the module gains
-/// `<tag>launch_key(child, buffer)`, which mixes the same from a launch's parameter buffer: the
-/// launch hook records each launch under its key, and the grid it made finds it by its own.
+/// Every kernel the PTX defines calls `<tag>block_start(kernel, key)` first: in a check it holds
+/// each block for a time drawn per block, so that the order blocks run in is not always the GPU's
+/// usual one. `kernel` is the kernel's index in `kernels`. With `record_grids` (the timeline: asked
+/// for with CDPLAB_GRID_RECORDING=on) each kernel also calls `<tag>block_end()` wherever it ends
+/// (each `ret` and `exit`), and `key` mixes the index with the kernel's parameters (their first 64
+/// bytes); the module's `<tag>launch_key(child, buffer)` mixes the same from a launch's parameter
+/// buffer: the launch hook records each launch under its key, and the grid it made finds it by
+/// its own. Without it, key is 0 and launch_key always returns 0.
 ///
 /// Each parameter-buffer request (`__cudaCDP2GetParameterBufferV2`, the first half of a `<<< >>>`
 /// in device code) calls `<tag>GetParameterBufferFrom` instead, with one argument more: the index
@@ -37,7 +38,7 @@ struct InstrumentedPtx {
   std::vector<std::string> functions;  ///< the PTX's functions (.entry and .func), mangled, in order
   std::vector<std::string> kernels;    ///< the kernels whose addresses <tag>kernel_addresses writes
 };
-InstrumentedPtx instrument_ptx(const std::string& ptx, const std::string& tag);
+InstrumentedPtx instrument_ptx(const std::string& ptx, const std::string& tag, bool record_grids = false);
 
 /// The hooks' PTX with the prefix `cdplab_hook_` of every name replaced by `tag`, and `key` where
 /// the hooks unmask the address of their state (device_code.cpp keeps the state out of the
