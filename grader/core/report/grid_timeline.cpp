@@ -1,5 +1,6 @@
 #include "report/grid_timeline.h"
 
+#include "report/launch_tree.h"
 #include "report/text.h"
 
 #include <algorithm>
@@ -328,22 +329,13 @@ const grading::Item* shown_timeline(const grading::ExerciseResult& exercise, con
 int write_timeline_pictures(const grading::GradeReport& report,
                             const std::function<std::vector<std::string>(const grading::ExerciseResult&)>& ordered_checks,
                             const std::string& folder) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  fs::create_directories(folder, error);
-  if (error) throw std::runtime_error("cannot create " + folder + ": " + error.message());
-  int written = 0;
-  for (const auto& e : report.exercises) {
+  return write_exercise_pictures(report, folder, [&](const grading::ExerciseResult& e) {
     const auto* check = shown_timeline(e, ordered_checks(e));
-    if (check == nullptr) continue;
-    const fs::path file = fs::path(folder) / (e.chapter + "-" + fs::path(e.file).stem().string() + ".svg");
-    std::ofstream out(file, std::ios::binary);
-    out << timeline_svg(check->timeline, fs::path(e.file).filename().string() + ": the check \"" + check->name +
-                                             "\"" + (report.device.empty() ? "" : " on " + report.device));
-    if (!out) throw std::runtime_error("cannot write " + file.string());
-    ++written;
-  }
-  return written;
+    return check == nullptr ? std::string()
+                            : timeline_svg(check->timeline, std::filesystem::path(e.file).filename().string() +
+                                                                ": the check \"" + check->name + "\"" +
+                                                                (report.device.empty() ? "" : " on " + report.device));
+  });
 }
 
 }  // namespace cdplab::report

@@ -6,6 +6,7 @@
 
 #include "results/results.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ std::vector<std::string> launch_tree_lines(const std::vector<grading::LaunchTree
 /// lesson's launches (`lesson`, one sentence each) below it.
 std::string launch_tree_svg(const std::vector<grading::LaunchTreeEdge>& edges, const std::vector<std::string>& lesson,
                             const std::string& caption);
+
+/// Writes `draw(exercise)`, an SVG document, for each exercise whose drawing is not empty into
+/// `folder` as <chapter>-<file stem>.svg, creating the folder; returns how many. Throws
+/// std::runtime_error naming a file it cannot write. (The launch trees' and the timelines' files.)
+int write_exercise_pictures(const grading::GradeReport& report, const std::string& folder,
+                            const std::function<std::string(const grading::ExerciseResult&)>& draw);
 
 /// Writes the picture of each exercise's shown tree (shown_launch_tree(), passed checks included)
 /// into `folder` as <chapter>-<file stem>.svg, creating the folder; returns how many. Throws
