@@ -253,7 +253,10 @@ TEST_CASE("grid timeline on the GPU: the references' recorded grids keep the ord
   std::filesystem::remove(json);
   cdplab::process::Options options;
   options.timeout_seconds = 600;
-  const auto ran = cdplab::process::run({CDPLAB_CLI, "check", "child-grids", "tail-continuation", "tail-consumer",
+  // Not child-grids: with recording on, its check "more children than the pool holds" did not
+  // finish on an H100 (docs/reports.md, "Timelines"); tail-continuation's steps share a block's
+  // NULL stream too.
+  const auto ran = cdplab::process::run({CDPLAB_CLI, "check", "tail-continuation", "tail-consumer",
                                          "scaled-tessellation", "--timeline", "--local", "--quiet", "--format", "json",
                                          "--output", json.string()},
                                         options);
