@@ -59,8 +59,9 @@ struct GradeOptions {
   /// GPU check is skipped with this reason, and a student without a GPU reads the rules' verdict on
   /// their code half a minute sooner.
   std::string gpu_absent;
-  /// Keep every check's timeline in the report (`check --timeline`); otherwise only those of the
-  /// failed checks whose manifest entry says `timeline = true`.
+  /// Keep every check's timeline in the report (`check --timeline`, `--timelines`: the runs that
+  /// record them); otherwise only those of the failed checks whose manifest entry says
+  /// `timeline = true`, where a check process recorded one.
   bool keep_timelines = false;
 };
 
