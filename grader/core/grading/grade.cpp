@@ -280,37 +280,40 @@ std::string explain_build_failure(const std::string& output, const std::string& 
 
 namespace {
 
+/// A string field of a harness record; empty where it is missing or not a string.
+std::string text_field(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// A count field of a harness record; 0 where it is missing or not a non-negative integer.
+std::uint64_t count_field(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
+}
+
 /// A check's launch tree as the harness writes it in its end record (mangled names), with the
 /// names people read; entries that are not well formed are left out.
 std::vector<LaunchTreeEdge> launch_tree_edges(const nlohmann::json& launches) {
   std::vector<LaunchTreeEdge> edges;
   if (!launches.is_array()) return edges;
-  const auto symbol_of = [](const nlohmann::json& edge, const char* key) {
-    const auto it = edge.find(key);
-    return it != edge.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  const auto short_name = [](const std::string& symbol) {
-    return symbol.empty() ? symbol : rules::unqualified_name(rules::qualified_name(rules::demangle(symbol)));
-  };
+  const auto& symbol_of = text_field;
   // Overloads (one name, several symbols) keep their parameter lists: a box each in the tree.
   std::map<std::string, std::set<std::string>> symbols_named;
   for (const auto& edge : launches)
     if (edge.is_object())
       for (const char* key : {"caller", "child"})
         if (const std::string symbol = symbol_of(edge, key); !symbol.empty())
-          symbols_named[short_name(symbol)].insert(symbol);
+          symbols_named[rules::short_name(symbol)].insert(symbol);
   const auto name = [&](const nlohmann::json& edge, const char* key) {
     const std::string symbol = symbol_of(edge, key);
-    const std::string name = short_name(symbol);
+    const std::string name = rules::short_name(symbol);
     if (symbol.empty() || symbols_named[name].size() < 2) return name;
     const std::string full = rules::demangle(symbol);
     const auto parameters = full.find('(');
     return parameters == std::string::npos ? name : name + full.substr(parameters);
   };
-  const auto count = [](const nlohmann::json& edge, const char* key) -> std::uint64_t {
-    const auto it = edge.find(key);
-    return it != edge.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
-  };
+  const auto& count = count_field;
   for (const auto& edge : launches) {
     if (!edge.is_object()) continue;
     edges.push_back({name(edge, "caller"), name(edge, "child"), count(edge, "grids"), count(edge, "null"),
@@ -326,17 +329,8 @@ std::vector<LaunchTreeEdge> launch_tree_edges(const nlohmann::json& launches) {
 GridTimeline grid_timeline(const nlohmann::json& record) {
   GridTimeline timeline;
   if (!record.is_object()) return timeline;
-  const auto number = [](const nlohmann::json& object, const char* key) -> std::uint64_t {
-    const auto it = object.find(key);
-    return it != object.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
-  };
-  const auto text = [](const nlohmann::json& object, const char* key) {
-    const auto it = object.find(key);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  const auto short_name = [](const std::string& symbol) {
-    return symbol.empty() ? symbol : rules::unqualified_name(rules::qualified_name(rules::demangle(symbol)));
-  };
+  const auto& number = count_field;
+  const auto& text = text_field;
   timeline.run = static_cast<int>(std::min<std::uint64_t>(number(record, "run"), 1u << 20));
   timeline.runs = static_cast<int>(std::min<std::uint64_t>(number(record, "runs"), 1u << 20));
   timeline.left_out = number(record, "left_out");
@@ -347,9 +341,9 @@ GridTimeline grid_timeline(const nlohmann::json& record) {
     if (!g.is_object()) continue;
     GridSpan span;
     span.id = number(g, "id");
-    span.kernel = short_name(text(g, "kernel"));
+    span.kernel = rules::short_name(text(g, "kernel"));
     span.parent = number(g, "parent");
-    span.parent_kernel = short_name(text(g, "parent_kernel"));
+    span.parent_kernel = rules::short_name(text(g, "parent_kernel"));
     span.parent_block = number(g, "parent_block");
     span.stream = text(g, "stream");
     span.stream_id = number(g, "stream_id");

@@ -48,11 +48,6 @@ std::string into_phrase(const std::vector<StreamKind>& kinds, const std::string&
   return "into " + listed(phrases, last);
 }
 
-/// The unqualified name of a PTX symbol, as the launch tree shows it.
-std::string short_name(const std::string& symbol) {
-  return rules::unqualified_name(rules::qualified_name(rules::demangle(symbol)));
-}
-
 }  // namespace
 
 LessonLaunches::LessonLaunches(const std::vector<rules::RuleSpec>& rules, const rules::LaunchGraph& graph)
@@ -124,7 +119,7 @@ std::string LessonLaunches::unlisted_child_fault(const LaunchTreeEdge& edge, con
     return parents_.count(k) > 0;
   });
   if (all_parents) return "";
-  return short_name(edge.child_symbol) + " was launched by " + caller + (into.empty() ? "" : " " + into) +
+  return rules::short_name(edge.child_symbol) + " was launched by " + caller + (into.empty() ? "" : " " + into) +
          "; the lesson launches from device code only in " + listed(parent_names_, "and");
 }
 
@@ -166,7 +161,7 @@ std::string LessonLaunches::fault(const LaunchTreeEdge& edge) const {
     const auto reaching = graph_.kernels_reaching.find(edge.caller_symbol);
     if (reaching != graph_.kernels_reaching.end()) kernels = reaching->second;
   }
-  std::string caller = device_function ? short_name(edge.caller_symbol) : graph_.label(kernels.front());
+  std::string caller = device_function ? rules::short_name(edge.caller_symbol) : graph_.label(kernels.front());
   if (device_function) {
     std::vector<std::string> names;
     for (const std::size_t k : kernels) names.push_back(graph_.label(k));
@@ -250,7 +245,7 @@ std::vector<LaunchTreeEdge> static_launch_edges(const rules::LaunchGraph& graph)
     const auto [it, added] = at.emplace(std::make_pair(launch.function, launch.child), edges.size());
     if (added) {
       LaunchTreeEdge edge;
-      edge.caller = short_name(launch.function);
+      edge.caller = rules::short_name(launch.function);
       edge.child = graph.label(launch.child);
       edge.caller_symbol = launch.function;
       edge.child_symbol = graph.kernels[launch.child].mangled;

@@ -61,6 +61,10 @@ std::string unqualified_name(std::string_view qualified) {
   return std::string(qualified.substr(start));
 }
 
+std::string short_name(std::string_view symbol) {
+  return symbol.empty() ? std::string() : unqualified_name(qualified_name(demangle(symbol)));
+}
+
 std::string without_template_arguments(std::string_view name) {
   if (name.empty() || name.back() != '>') return std::string(name);
   const std::size_t open = matching_open(name, name.size() - 1);

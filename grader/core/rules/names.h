@@ -23,6 +23,10 @@ std::string qualified_name(std::string_view demangled);
 /// The last component of a qualified name: `lab::scan<int>` gives `scan<int>`.
 std::string unqualified_name(std::string_view qualified);
 
+/// A PTX function symbol as the launch tree and the timeline name it: demangled, without its
+/// namespaces and parameters (`_ZN3lab5childEPi` gives `child`); empty for an empty symbol.
+std::string short_name(std::string_view symbol);
+
 /// A name without a trailing template argument list: `scan<int>` gives `scan`.
 std::string without_template_arguments(std::string_view name);
 

@@ -29,8 +29,11 @@
 
 namespace cdplab::harness {
 bool grid_recording_asked() {
-  const char* asked = std::getenv("CDPLAB_GRID_RECORDING");
-  return asked != nullptr && std::string(asked) == "on";
+  static const bool asked = [] {  // read once: every run asks
+    const char* value = std::getenv("CDPLAB_GRID_RECORDING");
+    return value != nullptr && std::string(value) == "on";
+  }();
+  return asked;
 }
 
 namespace {
@@ -484,18 +487,17 @@ void clear_timeline_records() {
     (void)cudaGetLastError();
 }
 
-/// Keeps the finished run's records if it recorded grids while recording was on, and clears
-/// whatever it recorded for the next run (a speed check turns recording off after runs that
-/// recorded: their records must not reach the next check's timeline).
+/// Keeps the finished run's records if it recorded grids, and clears whatever it recorded for the
+/// next run (a speed check turns recording off after runs that recorded: their records must not
+/// reach the next check's timeline). A process that records nothing reads nothing here.
 void keep_finished_run_timeline() {
+  if (!grid_recording_asked()) return;
   const auto counters = timeline_counters();
   if (counters.grids_recorded == 0 && counters.grids_left_out == 0 && counters.launches_recorded == 0) return;
-  {  // anything recorded was recorded with recording on, whatever a speed check turned off since
-    auto run = read_run_records(counters);
-    if (!run.grids.empty()) {
-      kept_timeline().last = std::move(run);
-      ++kept_timeline().runs;
-    }
+  auto run = read_run_records(counters);
+  if (!run.grids.empty()) {
+    kept_timeline().last = std::move(run);
+    ++kept_timeline().runs;
   }
   clear_timeline_records();
 }
@@ -531,6 +533,7 @@ RecordedTimeline check_grid_timeline() {
   Loaded& state = loaded();
   if (state.library == nullptr) throw_not_loaded();
   RecordedTimeline timeline;
+  if (!grid_recording_asked()) return timeline;  // nothing recorded: runs 0
   RunRecords current = read_run_records(timeline_counters());
   const KeptTimeline& kept = kept_timeline();
   const bool current_has_grids = !current.grids.empty();
@@ -553,7 +556,7 @@ RecordedTimeline check_grid_timeline() {
   for (const auto& g : run.grids) {
     RecordedGrid grid;
     grid.id = g.grid ^ kGridIdMark;
-    grid.kernel = kernel_of.count(grid.id) > 0 ? kernel_of[grid.id] : "";
+    if (const auto kernel = kernel_of.find(grid.id); kernel != kernel_of.end()) grid.kernel = kernel->second;
     grid.blocks = g.blocks;
     grid.start = ~g.not_start;
     grid.end = g.end;

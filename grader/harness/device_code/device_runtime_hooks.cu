@@ -45,15 +45,29 @@ __device__ void hold(unsigned long long nanoseconds) {
   while (global_time_ns() - start < nanoseconds) __nanosleep(500);
 }
 
-/// This thread in this grid: the grid's id (unique while the program runs) and the thread's
-/// linear index in it, folded into one key that is never 0.
-__device__ unsigned long long thread_key() {
+/// This grid's id (%gridid: unique while the program runs).
+__device__ unsigned long long this_grid() {
   unsigned long long grid = 0;
   asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
-  const unsigned long long block = (static_cast<unsigned long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-  const unsigned long long thread =
-      block * blockDim.x * blockDim.y * blockDim.z + (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
-  return (grid << 40) ^ (thread + 1);
+  return grid;
+}
+
+/// This block's linear index in its grid.
+__device__ unsigned long long linear_block() {
+  return (static_cast<unsigned long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+}
+
+/// The slot of a table of `slots` that a search for `key` looks at `probe` places after its home.
+__device__ unsigned probe_slot(unsigned long long key, int probe, unsigned slots) {
+  return (static_cast<unsigned>((key * 0x9e3779b97f4a7c15ull) >> 40) + static_cast<unsigned>(probe)) % slots;
+}
+
+/// This thread in this grid: the grid's id and the thread's linear index in it, folded into one
+/// key that is never 0.
+__device__ unsigned long long thread_key() {
+  const unsigned long long thread = linear_block() * blockDim.x * blockDim.y * blockDim.z +
+                                    (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  return (this_grid() << 40) ^ (thread + 1);
 }
 
 __device__ void owe_error() {
@@ -78,9 +92,8 @@ constexpr int kProbes = 64;  ///< slots looked at from a handle's home slot
 
 /// The table slot a stream handle's search looks at `probe` places after its home slot.
 __device__ unsigned long long& destroyed_slot(cudaStream_t stream, int probe) {
-  const unsigned long long h = reinterpret_cast<unsigned long long>(stream) * 0x9e3779b97f4a7c15ull;
-  const unsigned home = static_cast<unsigned>(h >> 40);
-  return state().destroyed[(home + static_cast<unsigned>(probe)) % cdplab::harness::kDestroyedStreamSlots];
+  return state().destroyed[probe_slot(reinterpret_cast<unsigned long long>(stream), probe,
+                                      cdplab::harness::kDestroyedStreamSlots)];
 }
 
 /// Whether this call added the handle (false: it was there already, from an earlier destroy, or no
@@ -146,8 +159,7 @@ __device__ LaunchEdgeCounts* edge_slot(unsigned long long key, unsigned long lon
 }
 
 __device__ unsigned long long& pending_slot(const void* buffer, int probe) {
-  const unsigned long long h = reinterpret_cast<unsigned long long>(buffer) * 0x9e3779b97f4a7c15ull;
-  return state().pending[(static_cast<unsigned>(h >> 40) + static_cast<unsigned>(probe)) % kPendingLaunchSlots];
+  return state().pending[probe_slot(reinterpret_cast<unsigned long long>(buffer), probe, kPendingLaunchSlots)];
 }
 
 /// The buffer will be launched by this thread: its edge waits for it here.
@@ -185,23 +197,14 @@ using cdplab::harness::kTimelineLaunchIndex;
 using cdplab::harness::LaunchRecord;
 
 /// This grid's id as GridRecord keeps it (never 0, which marks a free slot).
-__device__ unsigned long long grid_id() {
-  unsigned long long grid = 0;
-  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
-  return grid ^ cdplab::harness::kGridIdMark;
-}
-
-__device__ unsigned long long linear_block() {
-  return (static_cast<unsigned long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-}
+__device__ unsigned long long grid_id() { return this_grid() ^ cdplab::harness::kGridIdMark; }
 
 /// This grid's record: claimed on first use with `claim` (*claimed says whether this call did);
 /// nullptr where it is not there, or no slot was free.
 __device__ GridRecord* grid_record(bool claim, bool* claimed = nullptr) {
   const unsigned long long id = grid_id();
-  const unsigned home = static_cast<unsigned>((id * 0x9e3779b97f4a7c15ull) >> 40);
   for (int probe = 0; probe < kProbes; ++probe) {
-    GridRecord& slot = state().timeline.grids[(home + static_cast<unsigned>(probe)) % kTimelineGrids];
+    GridRecord& slot = state().timeline.grids[probe_slot(id, probe, kTimelineGrids)];
     const unsigned long long seen = claim ? atomicCAS(&slot.grid, 0ull, id) : *static_cast<volatile unsigned long long*>(&slot.grid);
     if (seen == id) return &slot;
     if (seen == 0ull) {
@@ -216,10 +219,9 @@ __device__ GridRecord* grid_record(bool claim, bool* claimed = nullptr) {
 /// The launch record of `key` that no grid has taken yet (taken now), as its index + 1; 0: none.
 __device__ unsigned long long take_launch(unsigned long long key) {
   if (key == 0) return 0;
-  const unsigned home = static_cast<unsigned>((key * 0x9e3779b97f4a7c15ull) >> 40);
   for (int probe = 0; probe < kProbes; ++probe) {
-    const unsigned at = *static_cast<volatile unsigned*>(
-        &state().timeline.launch_index[(home + static_cast<unsigned>(probe)) % kTimelineLaunchIndex]);
+    const unsigned at =
+        *static_cast<volatile unsigned*>(&state().timeline.launch_index[probe_slot(key, probe, kTimelineLaunchIndex)]);
     if (at == 0) return 0;
     LaunchRecord& launch = state().timeline.launches[at - 1];
     if (*static_cast<volatile unsigned long long*>(&launch.key) == key && atomicCAS(&launch.taken, 0ull, 1ull) == 0ull)
@@ -275,10 +277,9 @@ __device__ LaunchRecord* record_launch(const LaunchEdgeCounts* edge, const void*
   launch.key = key;
   __threadfence();
   if (key == 0) return &launch;
-  const unsigned home = static_cast<unsigned>((key * 0x9e3779b97f4a7c15ull) >> 40);
   bool indexed = false;
   for (int probe = 0; probe < kProbes && !indexed; ++probe) {
-    unsigned& slot = state().timeline.launch_index[(home + static_cast<unsigned>(probe)) % kTimelineLaunchIndex];
+    unsigned& slot = state().timeline.launch_index[probe_slot(key, probe, kTimelineLaunchIndex)];
     indexed = atomicCAS(&slot, 0u, static_cast<unsigned>(at + 1)) == 0u;
   }
   if (!indexed) count(state().timeline.launches_unindexed);  // its grid will not find it: said so
@@ -351,10 +352,7 @@ extern "C" __device__ void cdplab_hook_block_start(unsigned kernel, unsigned lon
     record_block_start(kernel, key);
   const unsigned long long most = control.block_delay_ns;
   if (most == 0) return;
-  unsigned long long grid = 0;
-  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
-  unsigned long long x = control.block_seed ^ (grid * 0x9e3779b97f4a7c15ull) ^
-                         ((static_cast<unsigned long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
+  unsigned long long x = control.block_seed ^ (this_grid() * 0x9e3779b97f4a7c15ull) ^ linear_block();
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;  // splitmix64's finaliser
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   x ^= x >> 31;
