@@ -20,7 +20,7 @@ time_one() {  # seconds of one `grade solutions`, recording $1 ("on" or "off")
   start=$(date +%s.%N)
   CDPLAB_GRID_RECORDING="$1" timeout 300 "$cli" grade solutions -q > /dev/null 2>&1 || true
   end=$(date +%s.%N)
-  echo "$end - $start" | bc
+  awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}'
 }
 on=(); off=()
 time_one on > /dev/null  # a first run warms the build tree and the driver
@@ -37,4 +37,4 @@ echo "|---|---|"
 echo "| on | ${on[*]} |"
 echo "| off | ${off[*]} |"
 echo
-echo "median on / median off: $(echo "scale=3; $m_on / $m_off" | bc)"
+echo "median on / median off: $(awk -v a="$m_on" -v b="$m_off" 'BEGIN {printf "%.3f", a / b}')"
