@@ -13,6 +13,7 @@
 #include "batch/batch.h"
 #include "batch/class_policy.h"
 #include "batch/slurm.h"
+#include "files/file_lock.h"
 #include "remote/local_gpu.h"
 #include "grading/grade.h"
 #include "sandbox/submission.h"
@@ -203,8 +204,22 @@ int run_check(Context& ctx, const GradeArgs& args) {
   return code;
 }
 
+namespace {
+
+/// One check at a time in a project: two (a `watch` in one terminal, a `check` in another) would
+/// build in one tree and write one results file, and each would read the other's lines as forged.
+/// The second waits for the first, and says so.
+files::HeldLock one_check_at_a_time(const Context& ctx) {
+  return files::wait_for_any({ctx.own_build / "cdplab-check.lock"}, [] { return false; }, [] {
+    std::cerr << "cdplab: another cdplab check or watch is running in this project; this one waits for it\n";
+  });
+}
+
+}  // namespace
+
 grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tree,
                                      const std::vector<const manifest::Exercise*>& exercises, const GradeArgs& args) {
+  const files::HeldLock checking = one_check_at_a_time(ctx);
   // One way to run a check: on the trusted host (the workbook's host code, the student's device
   // code and host parts), here or on the course's GPUs, as `cdplab grade` runs it.
   grading::GradeReport report;
@@ -654,6 +669,13 @@ grading::GradeReport grade_submission(Context& ctx, const fs::path& dir, const f
   // A fresh tree every time: grading must not configure or read a tree that a submission's programs
   // have written to before (a regrade, a reproduction with --seed).
   std::error_code ignored;
+  // Two gradings of one submission at once (the same folder, the same tree) would each remove the
+  // other's build: the second waits.
+  fs::create_directories(build_dir.parent_path(), ignored);
+  const files::HeldLock grading_here =
+      files::wait_for_any({build_dir.string() + ".lock"}, [] { return false; }, [&] {
+        if (!args.quiet) std::cerr << "cdplab: another grading uses " << build_dir.string() << "; this one waits for it\n";
+      });
   fs::remove_all(build_dir, ignored);
   grading::BuildTree tree(ctx.root, build_dir, ctx.toolchain);
   if (!args.quiet) std::cerr << "cdplab: grading " << dir.string() << " (build tree " << build_dir.string() << ")\n";

@@ -1,5 +1,6 @@
 // End to end: the cdplab command line grading real folders. With a GPU the solutions score
 // 100 %; without one the rules still pass and the grade is reported incomplete (exit 3).
+#include "files/file_lock.h"
 #include "files/files.h"
 #include "grading/build_tree.h"
 #include "manifest/manifest.h"
@@ -416,6 +417,29 @@ TEST_CASE("./cdplab stays quiet when the tool is up to date, and shows a failed 
   CHECK(again.output.find("configuring " + (dir / "build" / "student").string() + " again") != std::string::npos);
   CHECK(again.output.find("loading 'build.ninja'") == std::string::npos);
   CHECK(again.output.find("the tool ran: list") != std::string::npos);
+}
+
+// Two checks of one project at once (a watch in one terminal, a check in another) would build in
+// one tree and write one results file, each reading the other's lines as forged: the second waits
+// for the first, and says so.
+TEST_CASE("a second cdplab check in the same project waits for the first, and says so") {
+  const fs::path lock_file = fs::path(CDPLAB_BINARY_DIR) / "cdplab-check.lock";
+  {
+    const auto first = cdplab::files::wait_for_any({lock_file}, [] { return false; }, {});
+    REQUIRE(first.held());
+    cdplab::process::Options options;
+    options.timeout_seconds = 5;
+    const auto second = cdplab::process::run({CDPLAB_CLI, "check", "streams-quiz"}, options);
+    INFO(second.output);
+    CHECK(second.timed_out);
+    CHECK(second.output.find("another cdplab check or watch is running in this project; this one waits for it") !=
+          std::string::npos);
+  }
+  const auto after = cdplab_cli({"check", "streams-quiz"});
+  INFO(after.output);
+  CHECK(after.started);
+  CHECK_FALSE(after.timed_out);
+  CHECK(after.output.find("05-streams-and-pools/quiz.toml") != std::string::npos);
 }
 
 // A build folder without its cache or its build.ninja (deleted, or a configure that did not finish)

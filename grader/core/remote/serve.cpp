@@ -4,6 +4,7 @@
 
 #include "batch/batch.h"
 #include "batch/submissions.h"
+#include "files/file_lock.h"
 #include "files/files.h"
 #include "process/process.h"
 #include "report/report.h"
@@ -12,7 +13,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -64,51 +64,8 @@ bool client_gone(int out_fd) {
   return poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLHUP)) != 0;
 }
 
-/// A lock file held (flock) while it lives.
-class HeldLock {
- public:
-  HeldLock() = default;
-  HeldLock(int fd, std::size_t index) : fd_(fd), index_(index) {}
-  HeldLock(HeldLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)), index_(other.index_) {}
-  HeldLock& operator=(HeldLock&& other) noexcept {
-    std::swap(fd_, other.fd_);
-    index_ = other.index_;
-    return *this;
-  }
-  ~HeldLock() {
-    if (fd_ >= 0) close(fd_);  // closing the last descriptor releases the lock
-  }
-  bool held() const { return fd_ >= 0; }
-  std::size_t index() const { return index_; }
-
- private:
-  int fd_ = -1;
-  std::size_t index_ = 0;
-};
-
-/// One of `files` locked without waiting; an empty HeldLock when each is held by another process.
-HeldLock try_any(const std::vector<fs::path>& files) {
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    const int fd = open(files[i].c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) throw std::runtime_error("cannot open " + files[i].string() + ": " + std::strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return HeldLock(fd, i);
-    close(fd);
-  }
-  return {};
-}
-
-/// Waits for one of `files`, asking `stop` every 200 ms; an empty HeldLock when it said stop.
-HeldLock wait_for_any(const std::vector<fs::path>& files, const std::function<bool()>& stop,
-                      const std::function<void()>& on_first_wait) {
-  bool waited = false;
-  for (;;) {
-    if (HeldLock lock = try_any(files); lock.held()) return lock;
-    if (stop()) return {};
-    if (!waited && on_first_wait) on_first_wait();
-    waited = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-}
+using files::HeldLock;
+using files::wait_for_any;
 
 /// The slot files of a count: `stem`-0.lock, `stem`-1.lock, ...
 std::vector<fs::path> slot_files(const fs::path& dir, const std::string& stem, int count) {
