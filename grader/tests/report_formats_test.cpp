@@ -341,6 +341,10 @@ TEST_CASE("report terminal fits its width: long names, feedback and titles wrap 
       "found: after the launch at fast_quicksort.cu:120, partition_kernel can end with no cudaGetLastError() on "
       "the way (CDPLAB_CHECK_LAUNCH() calls it), and the launch pool may be full when it runs under load";
   e.items = {rule(long_rule, Outcome::failed, 0, 1, long_feedback), check("random", Outcome::passed, 2, 2)};
+  e.problem = "9 line(s) of the results file were not written by the test harness (the code under test wrote "
+              "them?) and were ignored";
+  e.build_log = "fast_quicksort.cu(120): error: identifier \"kPendingLaunchMargin\" is undefined in this scope, "
+                "declared nowhere in the file or in the headers it includes";
   for (const std::size_t width : {std::size_t{100}, std::size_t{72}}) {
     CAPTURE(width);
     const std::string out = report::render_terminal(single(e), {false, true, width});
@@ -350,7 +354,7 @@ TEST_CASE("report terminal fits its width: long names, feedback and titles wrap 
       words += line + " ";
     }
     // Nothing is lost: every word of the name, the feedback and the title is still there.
-    for (const std::string& text : {long_rule, long_feedback, e.title}) {
+    for (const std::string& text : {long_rule, long_feedback, e.title, e.problem, e.build_log}) {
       std::istringstream in(text);
       for (std::string word; in >> word;) CHECK_MESSAGE(contains(words, word), "lost: " << word);
     }

@@ -88,11 +88,15 @@ void write_indented(std::ostream& out, const std::string& text, std::size_t inde
   for (const auto& line : text::wrap_lines(text, room)) out << spaces(indent) << (dim ? dim->dim(line) : line) << "\n";
 }
 
-void write_problem(std::ostream& out, const ExerciseResult& exercise, const Style& style) {
-  out << "  " << style.red("problem:") << " " << text::plain(exercise.problem) << "\n";
+void write_problem(std::ostream& out, const ExerciseResult& exercise, const Style& style, std::size_t width) {
+  // "  problem: " and the text wrapped under its first word; the build log's lines wrapped too.
+  const std::size_t indent = 11;
+  const auto problem = text::wrap_lines(text::plain(exercise.problem), width > indent + 20 ? width - indent : 20);
+  for (std::size_t i = 0; i < problem.size(); ++i)
+    out << (i == 0 ? "  " + style.red("problem:") + " " : spaces(indent)) << problem[i] << "\n";
   const auto log = text::split_lines(text::plain(exercise.build_log));
   const std::size_t shown = std::min(log.size(), kBuildLogLines);
-  for (std::size_t i = 0; i < shown; ++i) out << "    " << log[i] << "\n";
+  for (std::size_t i = 0; i < shown; ++i) write_indented(out, log[i], 4, width);
   if (log.size() > shown) {
     out << "    " << style.dim("... (" + std::to_string(log.size() - shown) + " more lines)") << "\n";
   }
@@ -195,7 +199,7 @@ void write_exercise(std::ostream& out, const ExerciseResult& exercise, std::size
       << "\n";
   for (std::size_t i = 1; i < title_lines.size(); ++i) out << spaces(file_width + 2) << title_lines[i] << "\n";
 
-  if (!exercise.problem.empty()) write_problem(out, exercise, style);
+  if (!exercise.problem.empty()) write_problem(out, exercise, style, options.width);
   if (exercise.items.empty() && exercise.problem.empty()) out << "  " << style.dim("(nothing graded)") << "\n";
   write_items(out, exercise, style, options, said);
   if (const auto* tree = shown_launch_tree(exercise, true)) write_launch_tree(out, exercise, *tree, style, options);
