@@ -10,10 +10,14 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 using namespace cdplab::harness::device_code;
@@ -105,6 +109,37 @@ TEST_CASE("device calls: every device-runtime call the toolkit's header declares
   }
 }
 
+namespace {
+
+/// The global and weak functions a `cuobjdump -symbols` listing defines. It writes one symbol per
+/// line as "STT_FUNC  STB_GLOBAL  STV_DEFAULT  [U]  name", where "U" marks an undefined one.
+std::set<std::string> defined_functions(const std::string& listing) {
+  std::set<std::string> defined;
+  std::istringstream lines(listing);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    const std::vector<std::string> word{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+    if (word.size() < 3 || word[0] != "STT_FUNC" || (word[1] != "STB_GLOBAL" && word[1] != "STB_WEAK")) continue;
+    if (std::find(word.begin() + 2, word.end() - 1, "U") != word.end() - 1) continue;
+    defined.insert(word.back());
+  }
+  return defined;
+}
+
+}  // namespace
+
+TEST_CASE("device calls: a cuobjdump symbol listing gives its defined global and weak functions") {
+  const std::string listing =
+      "\nFatbin elf code:\n================\narch = sm_90\n\nsymbols:\n"
+      "STT_OBJECT       STB_LOCAL  STV_DEFAULT    $str\n"
+      "STT_FUNC         STB_GLOBAL STO_ENTRY      kernel_one\n"
+      "STT_FUNC         STB_GLOBAL STV_DEFAULT  U vprintf\n"
+      "STT_FUNC         STB_WEAK   STV_DEFAULT    weak_helper\n"
+      "STT_FUNC         STB_LOCAL  STV_DEFAULT    local_helper\n"
+      "STT_FUNC         STB_GLOBAL STV_DEFAULT    cudaGetParameterBufferV2\n";
+  CHECK(defined_functions(listing) == std::set<std::string>{"cudaGetParameterBufferV2", "kernel_one", "weak_helper"});
+}
+
 TEST_CASE("device calls: every function libcudadevrt exports is seen by a hook or refused") {
   const fs::path library = toolkit() / "lib64" / "libcudadevrt.a";
   const fs::path cuobjdump = toolkit() / "bin" / "cuobjdump";
@@ -115,24 +150,10 @@ TEST_CASE("device calls: every function libcudadevrt exports is seen by a hook o
   }
   cdplab::process::Options options;
   options.timeout_seconds = 120;
-  const auto dumped = cdplab::process::run({cuobjdump.string(), "-elf", library.string()}, options);
+  const auto dumped = cdplab::process::run({cuobjdump.string(), "-symbols", library.string()}, options);
   REQUIRE_MESSAGE(dumped.ok(), dumped.output.substr(0, 2000));
-  // The symbol tables' global and weak functions that are defined (not UNDEF): the name is the
-  // line's last word.
-  std::set<std::string> exported;
-  std::size_t at = 0;
+  const std::set<std::string> exported = defined_functions(dumped.output);
   const std::string& text = dumped.output;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(at, end - at);
-    at = end + 1;
-    const bool global = line.find("STB_GLOBAL") != std::string::npos || line.find("STB_WEAK") != std::string::npos;
-    if (line.find("STT_FUNC") == std::string::npos || !global || line.find("UNDEF") != std::string::npos) continue;
-    const std::size_t last = line.find_last_not_of(" \t\r");
-    const std::size_t first = line.find_last_of(" \t", last);
-    exported.insert(line.substr(first == std::string::npos ? 0 : first + 1, last - first));
-  }
   REQUIRE_MESSAGE(exported.size() >= 4, text.substr(0, 4000));
   std::string listing;
   for (const auto& name : exported) {
