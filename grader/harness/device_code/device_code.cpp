@@ -170,15 +170,48 @@ Function driver_entry(const char* name) {
 constexpr std::size_t kHookReservation = std::size_t{1} << 30;
 constexpr std::size_t kHookGuard = std::size_t{256} << 20;
 
+/// How the hooks' state was given memory, so that it can be given back at exit: compute-sanitizer
+/// memcheck counts a mapping still held when the context ends as a leak of the program's.
+struct HookMemory {
+  CUdeviceptr reserved = 0;  ///< the reservation (0: plain cudaMalloc memory at `plain`)
+  CUdeviceptr mapped = 0;
+  std::size_t bytes = 0;
+  void* plain = nullptr;
+};
+
+HookMemory& hook_memory() {
+  static HookMemory memory;
+  return memory;
+}
+
+/// Gives the hooks' memory back (at exit, before the runtime's own teardown, which was registered
+/// earlier and so runs later).
+void release_hook_memory() {
+  HookMemory& memory = hook_memory();
+  if (memory.plain != nullptr) (void)cudaFree(memory.plain);
+  if (memory.reserved != 0) {
+    const auto unmap = driver_entry<decltype(&cuMemUnmap)>("cuMemUnmap");
+    const auto free_range = driver_entry<decltype(&cuMemAddressFree)>("cuMemAddressFree");
+    if (unmap != nullptr) (void)unmap(memory.mapped, memory.bytes);
+    if (free_range != nullptr) (void)free_range(memory.reserved, kHookReservation);
+  }
+  memory = HookMemory{};
+  (void)cudaGetLastError();
+}
+
 char* hook_state_memory() {
+  static const bool released_at_exit = std::atexit(release_hook_memory) == 0;
+  (void)released_at_exit;
   const auto granularity_of = driver_entry<decltype(&cuMemGetAllocationGranularity)>("cuMemGetAllocationGranularity");
   const auto reserve = driver_entry<decltype(&cuMemAddressReserve)>("cuMemAddressReserve");
   const auto create = driver_entry<decltype(&cuMemCreate)>("cuMemCreate");
   const auto map = driver_entry<decltype(&cuMemMap)>("cuMemMap");
   const auto set_access = driver_entry<decltype(&cuMemSetAccess)>("cuMemSetAccess");
   const auto release = driver_entry<decltype(&cuMemRelease)>("cuMemRelease");
+  const auto free_range = driver_entry<decltype(&cuMemAddressFree)>("cuMemAddressFree");
   int device = 0;
-  if (granularity_of && reserve && create && map && set_access && release && cudaGetDevice(&device) == cudaSuccess) {
+  if (granularity_of && reserve && create && map && set_access && release && free_range &&
+      cudaGetDevice(&device) == cudaSuccess) {
     CUmemAllocationProp properties{};
     properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -190,31 +223,38 @@ char* hook_state_memory() {
       std::random_device drawn;
       const std::size_t offset = kHookGuard + (static_cast<std::size_t>(drawn()) % slots) * granularity;
       CUdeviceptr base = 0;
-      CUmemGenericAllocationHandle memory = 0;
-      if (reserve(&base, kHookReservation, granularity, 0, 0) == CUDA_SUCCESS &&
-          create(&memory, bytes, &properties, 0) == CUDA_SUCCESS) {
-        CUmemAccessDesc access{};
-        access.location = properties.location;
-        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        const bool mapped = map(base + offset, bytes, 0, memory, 0) == CUDA_SUCCESS &&
-                            set_access(base + offset, bytes, &access, 1) == CUDA_SUCCESS;
-        (void)release(memory);  // the mapping keeps the memory until the process ends
-        if (mapped) return reinterpret_cast<char*>(base + offset);
+      if (reserve(&base, kHookReservation, granularity, 0, 0) == CUDA_SUCCESS) {
+        CUmemGenericAllocationHandle memory = 0;
+        bool mapped = false;
+        if (create(&memory, bytes, &properties, 0) == CUDA_SUCCESS) {
+          CUmemAccessDesc access{};
+          access.location = properties.location;
+          access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+          mapped = map(base + offset, bytes, 0, memory, 0) == CUDA_SUCCESS &&
+                   set_access(base + offset, bytes, &access, 1) == CUDA_SUCCESS;
+          (void)release(memory);  // the mapping keeps the memory until it is unmapped
+        }
+        if (mapped) {
+          hook_memory() = HookMemory{base, base + offset, bytes, nullptr};
+          return reinterpret_cast<char*>(base + offset);
+        }
+        (void)free_range(base, kHookReservation);
       }
     }
   }
   (void)cudaGetLastError();
   void* plain = nullptr;
-  return cudaMalloc(&plain, sizeof(HookState)) == cudaSuccess ? static_cast<char*>(plain) : nullptr;
+  if (cudaMalloc(&plain, sizeof(HookState)) != cudaSuccess) return nullptr;
+  hook_memory() = HookMemory{0, 0, 0, plain};
+  return static_cast<char*>(plain);
 }
 
-/// Gives the loaded hooks their state, zeroed with nothing armed, and its masked address.
 std::string map_hook_state() {
   Loaded& state = loaded();
   state.hook_state = hook_state_memory();
   const unsigned long long masked =
       reinterpret_cast<unsigned long long>(state.hook_state) ^ device_code::hook_state_key(state.tag);
-  const DeviceRuntimeControl nothing_armed{-1, -1, 0, 0, 0, 0};
+  const DeviceRuntimeControl nothing_armed{-1, -1, 0, 0, 0, 0, 0};
   void* address = nullptr;
   std::size_t bytes = 0;
   if (state.hook_state == nullptr || cudaMemset(state.hook_state, 0, sizeof(HookState)) != cudaSuccess ||
@@ -633,7 +673,7 @@ namespace {
 
 /// What the host armed (the device's copy is written whole each time).
 DeviceRuntimeControl& armed() {
-  static DeviceRuntimeControl control{-1, -1, 0, 0, 0, 0};
+  static DeviceRuntimeControl control{-1, -1, 0, 0, 0, 0, 0};
   return control;
 }
 
@@ -660,11 +700,12 @@ void fail_device_launch(long long index) { arm(&DeviceRuntimeControl::fail_launc
 void fail_device_allocation(long long index) { arm(&DeviceRuntimeControl::fail_allocation, index); }
 
 void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long long block_delay_ns,
-                              bool record_grids) {
+                              unsigned long long perturbed_launches, bool record_grids) {
   if (loaded().library == nullptr || loaded().hook_state == nullptr) return;  // nothing to perturb
   DeviceRuntimeControl control = armed();
   control.launch_delay_ns = launch_delay_ns;
   control.block_delay_ns = block_delay_ns;
+  control.perturbed_launches = perturbed_launches;
   control.record_grids = record_grids ? 1 : 0;
   std::random_device drawn;
   control.block_seed = (static_cast<unsigned long long>(drawn()) << 32) ^ drawn();
