@@ -13,7 +13,7 @@ namespace cdplab::harness {
 void set_check_perturbations(bool on) noexcept {
   try {
     const bool record = on && grid_recording_asked();
-    set_device_perturbations(on ? kCheckLaunchDelayNs : 0, on ? kCheckBlockDelayNs : 0, record);
+    set_device_perturbations(on ? kCheckLaunchDelayNs : 0, on ? kCheckBlockDelayNs : 0, kPerturbedLaunches, record);
   } catch (...) {
     (void)cudaGetLastError();
   }

@@ -21,6 +21,14 @@ inline constexpr unsigned kCheckLaunchDelayNs = 20000;
 /// small block's work takes, so that a block that starts late usually finds its neighbours done.
 inline constexpr unsigned kCheckBlockDelayNs = 10000;
 
+/// The device-side launches of a run that are perturbed: the first this many launches are held,
+/// and blocks are delayed only while the run has launched fewer. On an H100, scaled-tessellation's
+/// reference (ten thousand children, each in a named stream its parent thread creates and
+/// destroys) never finished when every launch and every child block was held, while the races
+/// the checks look for show within a few launches. A bound of the work the perturbations slow,
+/// not a measured threshold: no run with it has been timed on a GPU yet.
+inline constexpr unsigned long long kPerturbedLaunches = 1024;
+
 /// Turns both perturbations on (`on`) or off, and with them the recording of the exercise's grids
 /// for the timeline where it was asked for (device_code.h: grid_recording_asked,
 /// check_grid_timeline). Leaves no CUDA error behind.

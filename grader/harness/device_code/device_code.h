@@ -98,15 +98,17 @@ void fail_device_allocation(long long index);
 /// The perturbations of a check (device_runtime_counts.h, DeviceRuntimeControl): each successful
 /// device-side launch holds the launching thread `launch_delay_ns`, and each block of the
 /// exercise's kernels starts after a time drawn below `block_delay_ns` (a new draw each call).
-/// Zeros turn both off (timed runs). With `record_grids`, the grids of the exercise's kernels are
-/// recorded for the timeline (check_grid_timeline). Nothing happens where no device code is loaded.
+/// Zeros turn both off (timed runs). Both stop once a run has made `perturbed_launches`
+/// device-side launches. With `record_grids`, the grids of the exercise's kernels are recorded for
+/// the timeline (check_grid_timeline). Nothing happens where no device code is loaded.
 void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long long block_delay_ns,
+                              unsigned long long perturbed_launches,
                               bool record_grids);
 
 /// Whether the grids of the exercise's kernels are recorded for the timeline in this process: only
 /// where CDPLAB_GRID_RECORDING=on (`cdplab check --timeline`, `--timelines`). Off by default: on an
-/// H100 one check (child-grids, "more children than the pool holds") hung with recording on and
-/// passed in 4 ms without it, for a reason not found yet; a grading never records.
+/// H100 one check (child-grids, "more children than the pool holds") hung once with recording on
+/// (it passed in a later run), and the recording's cost is not measured; a grading never records.
 bool grid_recording_asked();
 
 /// One grid of the exercise's kernels, as the hooks recorded it (GridRecord, LaunchRecord), named.

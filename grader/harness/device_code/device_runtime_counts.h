@@ -70,6 +70,9 @@ struct DeviceRuntimeControl {
   /// 1: the grids of the exercise's kernels are recorded (GridTimelineRecords), as in checks; 0:
   /// not, as in timed runs.
   unsigned long long record_grids;
+  /// The device-side launches of a run that are perturbed (launch_delay_ns, block_delay_ns): past
+  /// this many, launches are no longer held and blocks no longer delayed.
+  unsigned long long perturbed_launches;
 };
 
 /// The grids one run of a check may record, and the device-side launches it may remember for

@@ -338,7 +338,7 @@ extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, c
   // In a check the child usually starts before the launching thread's next statement: a write the
   // parent makes after the launch, which the child was never promised to see, loses its race.
   const unsigned long long delay = state().control.launch_delay_ns;
-  if (delay != 0) hold(delay);
+  if (delay != 0 && index < state().control.perturbed_launches) hold(delay);
   return status;
 }
 
@@ -351,7 +351,7 @@ extern "C" __device__ void cdplab_hook_block_start(unsigned kernel, unsigned lon
   if (control.record_grids != 0 && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
     record_block_start(kernel, key);
   const unsigned long long most = control.block_delay_ns;
-  if (most == 0) return;
+  if (most == 0 || *static_cast<volatile unsigned long long*>(&state().counts.launches) >= control.perturbed_launches) return;
   unsigned long long x = control.block_seed ^ (this_grid() * 0x9e3779b97f4a7c15ull) ^ linear_block();
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;  // splitmix64's finaliser
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
