@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   add_report_options(check);
   check->add_flag("--timeline", grade_args.timeline,
                   "draw when each grid of your kernels ran in every check, as the grader recorded it on the GPU "
-                  "(only such runs record: docs/reports.md, \"Timelines\")");
+                  "(otherwise only the checks that judge the order of grids record: docs/reports.md, "
+                  "\"Timelines\")");
   // Where the GPU checks run when this machine has none (docs/remote-gpu.md).
   const auto add_remote_options = [&](CLI::App* sub) {
     auto* remote = sub->add_option("--remote", grade_args.remote,

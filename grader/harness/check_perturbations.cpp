@@ -10,9 +10,9 @@
 
 namespace cdplab::harness {
 
-void set_check_perturbations(bool on) noexcept {
+void set_check_perturbations(bool on, bool record_grids) noexcept {
   try {
-    const bool record = on && grid_recording_asked();
+    const bool record = on && record_grids && grid_recording_asked();
     set_device_perturbations(on ? kCheckLaunchDelayNs : 0, on ? kCheckBlockDelayNs : 0, kPerturbedLaunches, record);
   } catch (...) {
     (void)cudaGetLastError();

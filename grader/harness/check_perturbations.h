@@ -30,8 +30,8 @@ inline constexpr unsigned kCheckBlockDelayNs = 10000;
 inline constexpr unsigned long long kPerturbedLaunches = 1024;
 
 /// Turns both perturbations on (`on`) or off, and with them the recording of the exercise's grids
-/// for the timeline where it was asked for (device_code.h: grid_recording_asked,
-/// check_grid_timeline). Leaves no CUDA error behind.
-void set_check_perturbations(bool on) noexcept;
+/// for the timeline where `record_grids` asks for it and the process was instrumented for it
+/// (device_code.h: grid_recording_asked, check_records_grids). Leaves no CUDA error behind.
+void set_check_perturbations(bool on, bool record_grids = false) noexcept;
 
 }  // namespace cdplab::harness

@@ -310,7 +310,8 @@ class ResultsListener : public doctest::IReporter {
     if (gpu_run) clear_launch_count();  // counted launches start from zero (launch_count.h)
     gpu_run_ = gpu_run;
     set_lifetimes_judged(gpu_run);      // what the check's runs leave behind is judged at its end
-    if (gpu_run) set_check_perturbations(!under_sanitizer());  // races a fast GPU hides show up
+    // Races a fast GPU hides show up; the grids are recorded where this check was asked to.
+    if (gpu_run) set_check_perturbations(!under_sanitizer(), check_records_grids(state().suite, tc.m_name));
   }
   void test_case_reenter(const doctest::TestCaseData&) override {}
 

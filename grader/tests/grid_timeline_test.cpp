@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "grading/grade.h"
+#include "manifest/manifest.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -244,6 +245,28 @@ TEST_CASE("grid timeline: the grader reads it from the harness's end record, by 
 
 // On the GPU: the reference solutions checked with --timeline, and the lesson's orders read off
 // the recorded grids (nothing here comes from the exercises' own outputs).
+// A grading records the grids of the checks whose verdict is their order (chapter.toml's
+// `timeline = true`), and only those: the check processes read the list the grader hands them.
+TEST_CASE("grid timeline: a grading asks the checks that judge the order of grids to record, and no others") {
+  const auto book = cdplab::manifest::load_workbook(CDPLAB_SOURCE_DIR);
+  const auto all = book.exercises();
+  const std::string recorded = cdplab::grading::recorded_checks(all);
+  std::vector<std::string> lines;
+  std::istringstream in(recorded);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  CHECK(std::find(lines.begin(), lines.end(), "01-fundamentals/tail_continuation/small pipeline") != lines.end());
+  CHECK(std::find(lines.begin(), lines.end(), "01-fundamentals/tail_continuation/odd sizes") == lines.end());
+  std::size_t marked = 0;
+  for (const auto* e : all)
+    for (const auto& check : e->checks) marked += check.timeline ? 1 : 0;
+  CHECK(lines.size() == marked);
+  CHECK(marked >= 5);
+  // An exercise without such checks asks for nothing.
+  const auto* child_grids = book.find_exercise("child-grids");
+  REQUIRE(child_grids != nullptr);
+  CHECK(cdplab::grading::recorded_checks({child_grids}).empty());
+}
+
 TEST_CASE("grid timeline on the GPU: the references' recorded grids keep the orders the lessons teach") {
   if (!cdplab::testing::gpu_present()) {
     MESSAGE("CDPLAB_TEST_SKIPPED: no GPU: grids are recorded where they run");

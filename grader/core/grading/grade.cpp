@@ -396,6 +396,14 @@ std::vector<CheckEvent> read_check_events(const std::string& path) {
   return events;
 }
 
+std::string recorded_checks(const std::vector<const manifest::Exercise*>& exercises) {
+  std::string lines;
+  for (const auto* exercise : exercises)
+    for (const auto& check : exercise->checks)
+      if (check.timeline) lines += suite_label(*exercise) + "/" + check.name + "\n";
+  return lines;
+}
+
 std::string skipped_without_gpu(const std::string& problem) {
   return "no usable CUDA GPU: " + problem + "; GPU checks were skipped, not passed";
 }
@@ -1009,6 +1017,9 @@ void run_checks(std::vector<Pending>& pendings, const BuildTree& tree, const Gra
   const std::string token = std::to_string(fresh_seed());
   auto env = check_environment(options, (results_dir(tree) / "{suite}.jsonl").string(), token);
   if (!options.baseline_cache.empty()) env["CDPLAB_BASELINE_CACHE"] = options.baseline_cache;
+  std::vector<const manifest::Exercise*> checked;
+  for (const auto* p : runs) checked.push_back(p->exercise);
+  if (const std::string recorded = recorded_checks(checked); !recorded.empty()) env["CDPLAB_RECORDED_CHECKS"] = recorded;
   std::mutex output_mutex;
   clock.lap("checks beside others");
   std::optional<StartedAhead> ahead;

@@ -131,6 +131,11 @@ struct CheckEvent {
 /// passed speed check becomes failed, with the reason (fast code that is wrong earns nothing).
 void speed_counts_only_when_correct(std::vector<Item>& items);
 
+/// The checks of `exercises` whose verdict is the order of grids (chapter.toml's `timeline = true`),
+/// as the check processes read CDPLAB_RECORDED_CHECKS: "<chapter>/<stem>/<check name>", one a line.
+/// Those checks record their grids in every grading, so that a failed one shows its timeline.
+std::string recorded_checks(const std::vector<const manifest::Exercise*>& exercises);
+
 /// Reads the suites' JSON-lines results file; broken lines are ignored.
 std::vector<CheckEvent> read_check_events(const std::string& path);
 

@@ -21,9 +21,10 @@ struct CheckSpec {
   /// (the device heap included), it makes no invalid memory access either: a write one past a
   /// buffer that no output shows (one the student's code allocates on the device heap, say).
   bool memcheck = false;
-  /// `timeline = true`: the check judges the order in which grids ran; when it fails in a run that
-  /// recorded grids (`check --timeline`), its feedback shows when each grid of the check's last run
-  /// ran, and its timeline stands for the exercise in `--timelines` pictures (report/grid_timeline.h).
+  /// `timeline = true`: the check judges the order in which grids ran. It records its grids in
+  /// every check and grading (grading::recorded_checks); when it fails, its feedback shows when each
+  /// grid of its last run ran, and its timeline stands for the exercise in `--timelines` pictures
+  /// (report/grid_timeline.h).
   bool timeline = false;
 };
 

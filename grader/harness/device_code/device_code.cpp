@@ -28,12 +28,33 @@
 #include <unordered_set>
 
 namespace cdplab::harness {
-bool grid_recording_asked() {
-  static const bool asked = [] {  // read once: every run asks
+namespace {
+
+/// What the grader asked to record (device_code.h: grid_recording_asked), read once.
+struct RecordingAsked {
+  bool every = false;                     ///< CDPLAB_GRID_RECORDING=on
+  std::unordered_set<std::string> checks; ///< CDPLAB_RECORDED_CHECKS: "<suite>/<check>", one a line
+};
+
+const RecordingAsked& recording_asked() {
+  static const RecordingAsked asked = [] {
+    RecordingAsked a;
     const char* value = std::getenv("CDPLAB_GRID_RECORDING");
-    return value != nullptr && std::string(value) == "on";
+    a.every = value != nullptr && std::string(value) == "on";
+    std::istringstream list(std::getenv("CDPLAB_RECORDED_CHECKS") ? std::getenv("CDPLAB_RECORDED_CHECKS") : "");
+    for (std::string line; std::getline(list, line);)
+      if (!line.empty()) a.checks.insert(line);
+    return a;
   }();
   return asked;
+}
+
+}  // namespace
+
+bool grid_recording_asked() { return recording_asked().every || !recording_asked().checks.empty(); }
+
+bool check_records_grids(const std::string& suite, const std::string& check) {
+  return recording_asked().every || recording_asked().checks.count(suite + "/" + check) > 0;
 }
 
 namespace {

@@ -105,11 +105,17 @@ void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long 
                               unsigned long long perturbed_launches,
                               bool record_grids);
 
-/// Whether the grids of the exercise's kernels are recorded for the timeline in this process: only
-/// where CDPLAB_GRID_RECORDING=on (`cdplab check --timeline`, `--timelines`). Off by default: on an
-/// H100 one check (child-grids, "more children than the pool holds") hung once with recording on
-/// (it passed in a later run), and the recording's cost is not measured; a grading never records.
+/// Whether the grids of the exercise's kernels may be recorded for the timeline in this process
+/// (the loader then instruments the kernels for it): where CDPLAB_GRID_RECORDING=on (`cdplab check
+/// --timeline`, `--timelines`: every check records), or where CDPLAB_RECORDED_CHECKS names checks
+/// ("<suite>/<check name>", one a line: a grading names those whose verdict is the order of grids,
+/// chapter.toml's `timeline = true`). Not every check: on an H100 one check (child-grids, "more
+/// children than the pool holds") hung once with recording on (it passed in a later run), and the
+/// recording's cost is not measured.
 bool grid_recording_asked();
+
+/// Whether check `check` of suite `suite` ("<chapter>/<stem>") records its grids.
+bool check_records_grids(const std::string& suite, const std::string& check);
 
 /// One grid of the exercise's kernels, as the hooks recorded it (GridRecord, LaunchRecord), named.
 struct RecordedGrid {
