@@ -396,6 +396,24 @@ TEST_CASE("remote: CUDA_VISIBLE_DEVICES= hides every GPU from check, which says 
   CHECK(here.find('\n') == std::string::npos);
 }
 
+// A check with a remote configured asks whether this machine has a GPU twice (to go there, then
+// what to skip): the probe, a process that starts the driver, runs once.
+TEST_CASE("remote: the local GPU probe runs once per process") {
+  const fs::path dir = test_dir("probe-once");
+  const fs::path counter = dir / "probes";
+  const fs::path probe = dir / "fake-cdplab";
+  std::ofstream(probe) << "#!/bin/sh\necho probed >> '" << counter.string() << "'\necho 'the fake driver finds no GPU'\nexit 1\n";
+  fs::permissions(probe, fs::perms::owner_all);
+  const std::string first = remote::local_gpu_problem(probe.string());
+  const std::string second = remote::local_gpu_problem(probe.string());
+  CHECK(first == "the fake driver finds no GPU");
+  CHECK(second == first);
+  std::ifstream in(counter);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  CHECK(lines == 1);
+}
+
 TEST_CASE("remote: cdplab serve refuses what it cannot serve before it reads or grades anything") {
   const auto book = cdplab::manifest::load_workbook(kRoot);
   const fs::path dir = test_dir("serve");

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
 
 namespace cdplab::remote {
 namespace {
@@ -52,14 +55,23 @@ int gpu_probe_main() {
 }
 
 std::string local_gpu_problem(const std::string& executable) {
-  if (hides_every_gpu(std::getenv("CUDA_VISIBLE_DEVICES"))) return "CUDA_VISIBLE_DEVICES hides every GPU";
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (hides_every_gpu(visible)) return "CUDA_VISIBLE_DEVICES hides every GPU";
+  // Asked once per process (for each executable and CUDA_VISIBLE_DEVICES): a check with a remote
+  // configured asks twice, whether to go there and then what to skip, and each probe starts a
+  // process that starts the driver.
+  static std::mutex mutex;
+  static std::map<std::string, std::string> answered;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const std::string asked = executable + '\n' + (visible != nullptr ? visible : "(unset)");
+  if (const auto known = answered.find(asked); known != answered.end()) return known->second;
   process::Options options;
   options.timeout_seconds = 60;  // a driver's first start can take seconds; a hang must not block check
   const auto probe = process::run({executable, kGpuProbeArgument}, options);
-  if (probe.ok()) return "";
-  std::string why = probe.output;
+  std::string why = probe.ok() ? "" : probe.output;
   while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
-  if (why.empty() || why.find('\n') != std::string::npos) why = "the GPU probe " + probe.describe();
+  if (!probe.ok() && (why.empty() || why.find('\n') != std::string::npos)) why = "the GPU probe " + probe.describe();
+  answered[asked] = why;
   return why;
 }
 
