@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What recording the exercise's grids for the timeline costs (report/grid_timeline.h): `cdplab
-# grade solutions` timed with the recording on (CDPLAB_GRID_RECORDING=on, as `check --timeline`
-# runs) and off (the default), alternating, on this machine's GPU, whole calls of cdplab each.
+# grade solutions` timed with every check recording (CDPLAB_GRID_RECORDING=on, as `check
+# --timeline` runs) and with none (CDPLAB_GRID_RECORDING=off; by default the checks marked
+# `timeline = true` record), alternating, on this machine's GPU, whole calls of cdplab each.
 # Prints a Markdown table with the device's name, each run's seconds and the ratio of the medians.
 #
 # Usage: grader/bench/grid-recording.sh [ROUNDS]   (default 2 rounds of on and off)

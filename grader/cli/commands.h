@@ -5,6 +5,7 @@
 #include "context.h"
 
 #include "batch/slurm.h"
+#include "files/file_lock.h"
 #include "grading/grade.h"
 #include "remote/course.h"
 #include "sandbox/submission.h"
@@ -101,8 +102,13 @@ int run_watch(Context& ctx, const std::string& exercise, const GradeArgs& args);
 /// on stderr unless `show_build_progress` is false.
 grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const manifest::Exercise*>& exercises,
                                  bool show_build_progress = true);
-/// Grades `exercises` in `tree` as `cdplab check` does: records the progress, prints the report
-/// and, in the terminal, what to fix next.
+/// One check at a time in a project: two (a `watch` in one terminal, a `check` in another) would
+/// build in one tree and write one results file, and each would read the other's lines as forged.
+/// The second waits for the first, and says so; Ctrl-C stops the wait (UsageError). Held until
+/// the lock is destroyed; not held where the build folder is missing or cannot be locked.
+files::HeldLock one_check_at_a_time(const Context& ctx);
+/// Grades `exercises` in `tree` as `cdplab check` does (the caller holds one_check_at_a_time):
+/// records the progress, prints the report and, in the terminal, what to fix next.
 grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tree,
                                      const std::vector<const manifest::Exercise*>& exercises, const GradeArgs& args);
 /// The first exercise in workbook order whose last check did not pass (or whose file changed

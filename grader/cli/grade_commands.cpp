@@ -14,6 +14,7 @@
 #include "batch/class_policy.h"
 #include "batch/slurm.h"
 #include "files/file_lock.h"
+#include "process/process.h"
 #include "remote/local_gpu.h"
 #include "grading/grade.h"
 #include "sandbox/submission.h"
@@ -189,8 +190,25 @@ grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const man
   return tree;
 }
 
+files::HeldLock one_check_at_a_time(const Context& ctx) {
+  // A missing build folder is open_own_tree's to report (it says how to configure it again).
+  if (!fs::is_directory(ctx.own_build)) return {};
+  try {
+    files::HeldLock lock = files::wait_for_any({ctx.own_build / "cdplab-check.lock"}, process::cancelled, [] {
+      std::cerr << "cdplab: another cdplab check or watch is running in this project; this one waits for it\n";
+    });
+    if (!lock.held()) throw UsageError("stopped while waiting for the other check");
+    return lock;
+  } catch (const std::runtime_error& error) {
+    if (dynamic_cast<const UsageError*>(&error) != nullptr) throw;
+    std::cerr << "cdplab: " << error.what() << "; checking without making sure no other check runs here\n";
+    return {};
+  }
+}
+
 int run_check(Context& ctx, const GradeArgs& args) {
   const auto exercises = select_exercises(ctx.book, args.names);
+  const files::HeldLock checking = one_check_at_a_time(ctx);  // before the tree: two would configure it
   const grading::BuildTree tree = open_own_tree(ctx, exercises, !args.quiet);
   if (!args.quiet) std::cerr << "cdplab: checking " << tree.exercise_dir() << "\n";
   const std::string missing = missing_chapters_note(ctx.book);
@@ -204,22 +222,8 @@ int run_check(Context& ctx, const GradeArgs& args) {
   return code;
 }
 
-namespace {
-
-/// One check at a time in a project: two (a `watch` in one terminal, a `check` in another) would
-/// build in one tree and write one results file, and each would read the other's lines as forged.
-/// The second waits for the first, and says so.
-files::HeldLock one_check_at_a_time(const Context& ctx) {
-  return files::wait_for_any({ctx.own_build / "cdplab-check.lock"}, [] { return false; }, [] {
-    std::cerr << "cdplab: another cdplab check or watch is running in this project; this one waits for it\n";
-  });
-}
-
-}  // namespace
-
 grading::GradeReport check_exercises(Context& ctx, const grading::BuildTree& tree,
                                      const std::vector<const manifest::Exercise*>& exercises, const GradeArgs& args) {
-  const files::HeldLock checking = one_check_at_a_time(ctx);
   // One way to run a check: on the trusted host (the workbook's host code, the student's device
   // code and host parts), here or on the course's GPUs, as `cdplab grade` runs it.
   grading::GradeReport report;
@@ -665,7 +669,8 @@ int run_grade(Context& ctx, const std::string& folder, const GradeArgs& args, co
 grading::GradeReport grade_submission(Context& ctx, const fs::path& dir, const fs::path& build_dir_given,
                                       const std::vector<const manifest::Exercise*>& exercises, const GradeArgs& args,
                                       const std::optional<sandbox::Kit>& box, grading::GradeOptions options) {
-  const fs::path build_dir = fs::absolute(build_dir_given).lexically_normal();  // the box shows it at this path
+  fs::path build_dir = fs::absolute(build_dir_given).lexically_normal();  // the box shows it at this path
+  if (!build_dir.has_filename()) build_dir = build_dir.parent_path();    // "out/": its lock beside it, not in it
   // A fresh tree every time: grading must not configure or read a tree that a submission's programs
   // have written to before (a regrade, a reproduction with --seed).
   std::error_code ignored;

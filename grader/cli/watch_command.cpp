@@ -131,6 +131,7 @@ int run_watch(Context& ctx, const std::string& exercise, const GradeArgs& args) 
     std::cout << "\nwatch: checking " << e->id << " (" << e->path() << ")\n" << std::flush;
     grading::GradeReport report;
     try {
+      const files::HeldLock checking = one_check_at_a_time(ctx);
       report = check_exercises(ctx, tree, {e}, args);
     } catch (const UsageError& error) {
       // A remote that could not answer this time (the server down, a cut connection): say so,

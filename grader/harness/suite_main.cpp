@@ -79,6 +79,7 @@ DeviceCodeSources suite_device_code() {
   sources.device_code_ptx = device != nullptr && *device != '\0' ? device : sources.host_code_ptx;
   if (const char* tag = std::getenv("CDPLAB_HOOK_TAG")) sources.hook_tag_digits = tag;
   if (const char* cache = std::getenv("CDPLAB_DEVICE_CODE_CACHE")) sources.linked_cache = cache;
+  sources.suite = suite_name();
   std::string libraries = suite_device_libraries();
   for (std::size_t at = 0; at <= libraries.size();) {
     std::size_t end = libraries.find('|', at);

@@ -40,8 +40,9 @@ GradeReport grade(const fs::path& folder, const std::string& name, const std::ve
                   int expected_exit) {
   const fs::path json = kWork / (name + ".json");
   fs::remove(json);
+  // The build folder given with a trailing slash, as a shell completes it: its lock lies beside it.
   std::vector<std::string> args = {"grade", folder.string(), "--quiet", "--format", "json", "--output", json.string(),
-                                   "--build-dir", (kWork / ("build-" + name)).string()};
+                                   "--build-dir", (kWork / ("build-" + name)).string() + "/"};
   if (!exercises.empty()) {
     args.push_back("--only");
     args.insert(args.end(), exercises.begin(), exercises.end());
@@ -56,6 +57,7 @@ GradeReport grade(const fs::path& folder, const std::string& name, const std::ve
   // if GPU checks were skipped; else 3 when some were.
   const int expected = report.complete() || report.has_failure() ? expected_exit : 3;
   CHECK(result.exit_code == expected);
+  CHECK(fs::exists(kWork / ("build-" + name + ".lock")));  // one grading at a time in this tree
   return report;
 }
 

@@ -243,8 +243,6 @@ TEST_CASE("grid timeline: the grader reads it from the harness's end record, by 
   CHECK_FALSE(events[1].timeline.recorded());
 }
 
-// On the GPU: the reference solutions checked with --timeline, and the lesson's orders read off
-// the recorded grids (nothing here comes from the exercises' own outputs).
 // A grading records the grids of the checks whose verdict is their order (chapter.toml's
 // `timeline = true`), and only those: the check processes read the list the grader hands them.
 TEST_CASE("grid timeline: a grading asks the checks that judge the order of grids to record, and no others") {
@@ -267,6 +265,8 @@ TEST_CASE("grid timeline: a grading asks the checks that judge the order of grid
   CHECK(cdplab::grading::recorded_checks({child_grids}).empty());
 }
 
+// On the GPU: the reference solutions checked with --timeline, and the lesson's orders read off
+// the recorded grids (nothing here comes from the exercises' own outputs).
 TEST_CASE("grid timeline on the GPU: the references' recorded grids keep the orders the lessons teach") {
   if (!cdplab::testing::gpu_present()) {
     MESSAGE("CDPLAB_TEST_SKIPPED: no GPU: grids are recorded where they run");

@@ -397,21 +397,30 @@ TEST_CASE("remote: CUDA_VISIBLE_DEVICES= hides every GPU from check, which says 
 }
 
 // A check with a remote configured asks whether this machine has a GPU twice (to go there, then
-// what to skip): the probe, a process that starts the driver, runs once.
-TEST_CASE("remote: the local GPU probe runs once per process") {
+// what to skip): a probe that found one, a process that starts the driver, runs once. One that
+// found none runs again (a watch outlives a GPU busy in exclusive mode).
+TEST_CASE("remote: the local GPU probe runs once per process where it found a GPU, again where not") {
   const fs::path dir = test_dir("probe-once");
-  const fs::path counter = dir / "probes";
-  const fs::path probe = dir / "fake-cdplab";
-  std::ofstream(probe) << "#!/bin/sh\necho probed >> '" << counter.string() << "'\necho 'the fake driver finds no GPU'\nexit 1\n";
-  fs::permissions(probe, fs::perms::owner_all);
-  const std::string first = remote::local_gpu_problem(probe.string());
-  const std::string second = remote::local_gpu_problem(probe.string());
-  CHECK(first == "the fake driver finds no GPU");
-  CHECK(second == first);
-  std::ifstream in(counter);
-  int lines = 0;
-  for (std::string line; std::getline(in, line);) ++lines;
-  CHECK(lines == 1);
+  const auto probe_counted = [&](const std::string& name, const std::string& body) {
+    const fs::path probe = dir / name;
+    std::ofstream(probe) << "#!/bin/sh\necho probed >> '" << (dir / (name + ".count")).string() << "'\n" << body;
+    fs::permissions(probe, fs::perms::owner_all);
+    return probe.string();
+  };
+  const auto count = [&](const std::string& name) {
+    std::ifstream in(dir / (name + ".count"));
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    return lines;
+  };
+  const std::string found = probe_counted("gpu-here", "exit 0\n");
+  CHECK(remote::local_gpu_problem(found).empty());
+  CHECK(remote::local_gpu_problem(found).empty());
+  CHECK(count("gpu-here") == 1);
+  const std::string none = probe_counted("no-gpu", "echo 'the fake driver finds no GPU'\nexit 1\n");
+  CHECK(remote::local_gpu_problem(none) == "the fake driver finds no GPU");
+  CHECK(remote::local_gpu_problem(none) == "the fake driver finds no GPU");
+  CHECK(count("no-gpu") == 2);
 }
 
 TEST_CASE("remote: cdplab serve refuses what it cannot serve before it reads or grades anything") {

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -30,7 +31,12 @@ HeldLock try_any(const std::vector<std::filesystem::path>& files) {
     const int fd = open(files[i].c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) throw std::runtime_error("cannot open " + files[i].string() + ": " + std::strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) return HeldLock(fd, i);
+    const int error = errno;
     close(fd);
+    // Only "another process holds it" is worth waiting for: a file system that cannot lock
+    // (no lock daemon on NFS, Lustre without flock) would otherwise read as held for ever.
+    if (error != EWOULDBLOCK)
+      throw std::runtime_error("cannot lock " + files[i].string() + ": " + std::strerror(error));
   }
   return {};
 }

@@ -30,7 +30,8 @@ class HeldLock {
 };
 
 /// One of `files` locked without waiting (each created if missing); an empty HeldLock when every
-/// one is held by another process. Throws where a file cannot be opened.
+/// one is held by another process. Throws where a file cannot be opened or locked at all (a file
+/// system without locks).
 HeldLock try_any(const std::vector<std::filesystem::path>& files);
 
 /// Waits for one of `files`, asking `stop` every 200 ms; an empty HeldLock when it said stop.

@@ -57,9 +57,10 @@ int gpu_probe_main() {
 std::string local_gpu_problem(const std::string& executable) {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   if (hides_every_gpu(visible)) return "CUDA_VISIBLE_DEVICES hides every GPU";
-  // Asked once per process (for each executable and CUDA_VISIBLE_DEVICES): a check with a remote
-  // configured asks twice, whether to go there and then what to skip, and each probe starts a
-  // process that starts the driver.
+  // A GPU found is found once per process (for each executable and CUDA_VISIBLE_DEVICES): a check
+  // with a remote configured asks twice, whether to go there and then what to skip, and each probe
+  // starts a process that starts the driver. A failed probe is asked again (a watch outlives a
+  // GPU busy in exclusive mode).
   static std::mutex mutex;
   static std::map<std::string, std::string> answered;
   const std::lock_guard<std::mutex> lock(mutex);
@@ -71,7 +72,7 @@ std::string local_gpu_problem(const std::string& executable) {
   std::string why = probe.ok() ? "" : probe.output;
   while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
   if (!probe.ok() && (why.empty() || why.find('\n') != std::string::npos)) why = "the GPU probe " + probe.describe();
-  answered[asked] = why;
+  if (why.empty()) answered[asked] = why;
   return why;
 }
 

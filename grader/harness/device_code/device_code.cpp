@@ -33,6 +33,7 @@ namespace {
 /// What the grader asked to record (device_code.h: grid_recording_asked), read once.
 struct RecordingAsked {
   bool every = false;                     ///< CDPLAB_GRID_RECORDING=on
+  bool none = false;                      ///< CDPLAB_GRID_RECORDING=off: not even the listed checks
   std::unordered_set<std::string> checks; ///< CDPLAB_RECORDED_CHECKS: "<suite>/<check>", one a line
 };
 
@@ -41,6 +42,7 @@ const RecordingAsked& recording_asked() {
     RecordingAsked a;
     const char* value = std::getenv("CDPLAB_GRID_RECORDING");
     a.every = value != nullptr && std::string(value) == "on";
+    a.none = value != nullptr && std::string(value) == "off";
     std::istringstream list(std::getenv("CDPLAB_RECORDED_CHECKS") ? std::getenv("CDPLAB_RECORDED_CHECKS") : "");
     for (std::string line; std::getline(list, line);)
       if (!line.empty()) a.checks.insert(line);
@@ -49,19 +51,10 @@ const RecordingAsked& recording_asked() {
   return asked;
 }
 
-}  // namespace
-
-bool grid_recording_asked() { return recording_asked().every || !recording_asked().checks.empty(); }
-
-bool check_records_grids(const std::string& suite, const std::string& check) {
-  return recording_asked().every || recording_asked().checks.count(suite + "/" + check) > 0;
-}
-
-namespace {
-
 struct Loaded {
   cudaLibrary_t library = nullptr;
   std::string tag;      ///< the hooks' names' prefix in this process (fresh_hook_tag)
+  std::string suite;    ///< the suite this process runs (DeviceCodeSources::suite)
   char* hook_state = nullptr;  ///< the hooks' HookState (device memory mapped apart: hook_state_memory)
   std::string problem;  ///< why nothing is loaded
   bool attempted = false;
@@ -82,6 +75,23 @@ Loaded& loaded() {
   static Loaded state;
   return state;
 }
+
+}  // namespace
+
+bool grid_recording_asked() {
+  if (recording_asked().every) return true;
+  if (recording_asked().none || loaded().suite.empty()) return false;
+  const std::string own = loaded().suite + "/";
+  return std::any_of(recording_asked().checks.begin(), recording_asked().checks.end(),
+                     [&](const std::string& check) { return check.compare(0, own.size(), own) == 0; });
+}
+
+bool check_records_grids(const std::string& suite, const std::string& check) {
+  if (recording_asked().none) return false;
+  return recording_asked().every || recording_asked().checks.count(suite + "/" + check) > 0;
+}
+
+namespace {
 
 std::string read_file(const std::string& path, bool* ok) {
   std::ifstream in(path, std::ios::binary);
@@ -230,6 +240,7 @@ char* hook_state_memory() {
   const auto set_access = driver_entry<decltype(&cuMemSetAccess)>("cuMemSetAccess");
   const auto release = driver_entry<decltype(&cuMemRelease)>("cuMemRelease");
   const auto free_range = driver_entry<decltype(&cuMemAddressFree)>("cuMemAddressFree");
+  const auto unmap = driver_entry<decltype(&cuMemUnmap)>("cuMemUnmap");
   int device = 0;
   if (granularity_of && reserve && create && map && set_access && release && free_range &&
       cudaGetDevice(&device) == cudaSuccess) {
@@ -251,8 +262,9 @@ char* hook_state_memory() {
           CUmemAccessDesc access{};
           access.location = properties.location;
           access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-          mapped = map(base + offset, bytes, 0, memory, 0) == CUDA_SUCCESS &&
-                   set_access(base + offset, bytes, &access, 1) == CUDA_SUCCESS;
+          const bool map_made = map(base + offset, bytes, 0, memory, 0) == CUDA_SUCCESS;
+          mapped = map_made && set_access(base + offset, bytes, &access, 1) == CUDA_SUCCESS;
+          if (map_made && !mapped && unmap != nullptr) (void)unmap(base + offset, bytes);
           (void)release(memory);  // the mapping keeps the memory until it is unmapped
         }
         if (mapped) {
@@ -314,6 +326,7 @@ std::string load(const DeviceCodeSources& sources) {
   for (const auto& symbol : cdplab::detail::kit_device_symbols()) state.variables[symbol.host] = symbol.name;
 
   state.tag = device_code::hook_tag_from(sources.hook_tag_digits);
+  state.suite = sources.suite;  // before the instrumentation: whether it records depends on it
   if (state.tag.empty()) state.tag = device_code::fresh_hook_tag();
   if (std::string refused = device_code::refused_device_names_problem(device_ptx); !refused.empty()) return refused;
   const auto instrumented = device_code::instrument_ptx(device_ptx, state.tag, grid_recording_asked());
@@ -550,7 +563,7 @@ void clear_timeline_records() {
 
 /// Keeps the finished run's records if it recorded grids, and clears whatever it recorded for the
 /// next run (a speed check turns recording off after runs that recorded: their records must not
-/// reach the next check's timeline). A process that records nothing reads nothing here.
+/// reach the next check's timeline). A process whose suite records nothing reads nothing here.
 void keep_finished_run_timeline() {
   if (!grid_recording_asked()) return;
   const auto counters = timeline_counters();

@@ -41,6 +41,9 @@ struct DeviceCodeSources {
   /// (CDPLAB_DEVICE_CODE_CACHE): linking the PTX for the GPU is most of a process's start-up.
   /// Only the grader's check processes may write there. Empty: every process links.
   std::string linked_cache;
+  /// The suite this process runs ("<chapter>/<stem>"): it records grids where a check of its own is
+  /// asked to (grid_recording_asked).
+  std::string suite;
 };
 
 /// Links and loads the device code once per process, for the GPU in use, and turns the
@@ -108,8 +111,9 @@ void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long 
 /// Whether the grids of the exercise's kernels may be recorded for the timeline in this process
 /// (the loader then instruments the kernels for it): where CDPLAB_GRID_RECORDING=on (`cdplab check
 /// --timeline`, `--timelines`: every check records), or where CDPLAB_RECORDED_CHECKS names checks
-/// ("<suite>/<check name>", one a line: a grading names those whose verdict is the order of grids,
-/// chapter.toml's `timeline = true`). Not every check: on an H100 one check (child-grids, "more
+/// of this process's suite ("<suite>/<check name>", one a line: a grading names those whose verdict
+/// is the order of grids, chapter.toml's `timeline = true`; other suites, and their speed checks,
+/// run uninstrumented). CDPLAB_GRID_RECORDING=off records nothing at all (the cost's baseline). Not every check: on an H100 one check (child-grids, "more
 /// children than the pool holds") hung once with recording on (it passed in a later run), and the
 /// recording's cost is not measured.
 bool grid_recording_asked();
