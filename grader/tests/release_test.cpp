@@ -260,6 +260,12 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
     wait_for 1 "save chapters/01-fundamentals/child_grids.cu" || { echo "no first check"; cat "$log"; exit 1; }
     echo "// saved" >> chapters/01-fundamentals/child_grids.cu
     wait_for 2 "save chapters/01-fundamentals/child_grids.cu" || { echo "no check after the save"; cat "$log"; exit 1; }
+    # The build folder broken while watch runs (its build.ninja gone): the check names the folder
+    # and blames no exercise.
+    mv build/student/build.ninja build/student/build.ninja.kept
+    echo "// saved again" >> chapters/01-fundamentals/child_grids.cu
+    wait_for 1 "went away during the check" || { mv build/student/build.ninja.kept build/student/build.ninja; echo "no word of the build folder"; cat "$log"; exit 1; }
+    mv build/student/build.ninja.kept build/student/build.ninja
     kill -INT $pid
     wait $pid
     status=$?
@@ -274,7 +280,9 @@ TEST_CASE("cdplab release writes a student copy whose cdplab builds and resets s
     for (auto at = watched.output.find(text); at != std::string::npos; at = watched.output.find(text, at + 1)) ++n;
     return n;
   };
-  CHECK(count("watch: checking child-grids (01-fundamentals/child_grids.cu)") == 2);
+  CHECK(count("watch: checking child-grids (01-fundamentals/child_grids.cu)") == 3);
+  CHECK(count("went away during the check") == 1);
+  CHECK(count("does not compile") == 0);
   CHECK(count("launches expand_child") >= 2);  // a rule, judged in each check
   CHECK(watched.output.find("watch: stopped") != std::string::npos);
   CHECK(watched.output.find("watch exit status 0") != std::string::npos);
