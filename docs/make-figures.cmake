@@ -74,6 +74,34 @@ function(recorded_source dir out)
   set(${out} "${source}" PARENT_SCOPE)
 endfunction()
 
+# The pictures of the chapter's exercises that a GPU run recorded in RECORDED_DIR/<folder>
+# (<chapter>-<stem>.svg), copied into images/ as <prefix>-<chapter>-<stem>.svg under a heading and
+# a text in which SOURCE stands for where they were recorded. Nothing where none was recorded.
+function(add_recorded_pictures chapter folder prefix heading)
+  string(JOIN "" text ${ARGN})
+  set(stems "")
+  foreach(entry IN LISTS EXERCISES)
+    if(entry MATCHES "^${chapter}/([^=]*)=")
+      set(stem "${CMAKE_MATCH_1}")  # ${} is read before if() matches: not in the same condition
+      if(EXISTS "${RECORDED_DIR}/${folder}/${chapter}-${stem}.svg")
+        list(APPEND stems "${stem}")
+      endif()
+    endif()
+  endforeach()
+  if(NOT stems)
+    return()
+  endif()
+  recorded_source("${RECORDED_DIR}/${folder}" source)
+  string(REPLACE "SOURCE" "${source}" text "${text}")
+  set(added "\n### ${heading}\n\n${text}\n")
+  foreach(stem IN LISTS stems)
+    file(COPY_FILE "${RECORDED_DIR}/${folder}/${chapter}-${stem}.svg"
+                   "${FIGURE_OUT}/images/${prefix}-${chapter}-${stem}.svg")
+    string(APPEND added "\n\\image html ${prefix}-${chapter}-${stem}.svg \"${stem}.cu\"\n")
+  endforeach()
+  set(page "${page}${added}" PARENT_SCOPE)
+endfunction()
+
 # Copies `svgs` into images/ as <chapter>-<name> and adds them to the page.
 function(add_pictures chapter svgs)
   foreach(svg IN LISTS svgs)
@@ -196,53 +224,17 @@ foreach(chapter IN LISTS chapters)
     endif()
   endforeach()
 
-  # What the reference solutions' checks launched when they ran on a GPU (cdplab grade solutions
   # --launch-trees, recorded in RECORDED_DIR/launch-trees): the launch tree a student's failing
   # check is shown beside.
-  set(trees "")
-  foreach(entry IN LISTS EXERCISES)
-    if(entry MATCHES "^${chapter}/([^=]*)=")
-      set(stem "${CMAKE_MATCH_1}")  # ${} is read before if() matches: not in the same condition
-      if(EXISTS "${RECORDED_DIR}/launch-trees/${chapter}-${stem}.svg")
-        list(APPEND trees "${stem}")
-      endif()
-    endif()
-  endforeach()
-  if(trees)
-    recorded_source("${RECORDED_DIR}/launch-trees" source)
-    string(APPEND page "\n### Launch trees\n\nWhat the reference solutions' checks launched on the GPU, counted "
-                       "by the grader as they ran (${source}): which kernel launched which, how many grids, into "
-                       "which streams. `cdplab check` shows yours under a failed check.\n")
-    foreach(stem IN LISTS trees)
-      file(COPY_FILE "${RECORDED_DIR}/launch-trees/${chapter}-${stem}.svg"
-                     "${FIGURE_OUT}/images/launch-tree-${chapter}-${stem}.svg")
-      string(APPEND page "\n\\image html launch-tree-${chapter}-${stem}.svg \"${stem}.cu\"\n")
-    endforeach()
-  endif()
-
+  add_recorded_pictures("${chapter}" launch-trees launch-tree "Launch trees"
+    "What the reference solutions' checks launched on the GPU, counted by the grader as they ran (SOURCE): which "
+    "kernel launched which, how many grids, into which streams. `cdplab check` shows yours under a failed check.")
   # When the reference solutions' grids ran (cdplab grade solutions --timelines, recorded in
   # RECORDED_DIR/timelines): the timeline of the check that judges the order of grids, else of
   # the one that ran the most, as the grader recorded it on the GPU named in each picture.
-  set(timelines "")
-  foreach(entry IN LISTS EXERCISES)
-    if(entry MATCHES "^${chapter}/([^=]*)=")
-      set(stem "${CMAKE_MATCH_1}")
-      if(EXISTS "${RECORDED_DIR}/timelines/${chapter}-${stem}.svg")
-        list(APPEND timelines "${stem}")
-      endif()
-    endif()
-  endforeach()
-  if(timelines)
-    recorded_source("${RECORDED_DIR}/timelines" source)
-    string(APPEND page "\n### Timelines\n\nWhen the reference solutions' grids ran in one check, recorded by the "
-                       "grader (${source}): a row per place grids were launched into, grids side by side stacked. "
-                       "`cdplab check EXERCISE --timeline` shows yours.\n")
-    foreach(stem IN LISTS timelines)
-      file(COPY_FILE "${RECORDED_DIR}/timelines/${chapter}-${stem}.svg"
-                     "${FIGURE_OUT}/images/timeline-${chapter}-${stem}.svg")
-      string(APPEND page "\n\\image html timeline-${chapter}-${stem}.svg \"${stem}.cu\"\n")
-    endforeach()
-  endif()
+  add_recorded_pictures("${chapter}" timelines timeline "Timelines"
+    "When the reference solutions' grids ran in one check, recorded by the grader (SOURCE): a row per place grids "
+    "were launched into, grids side by side stacked. `cdplab check EXERCISE --timeline` shows yours.")
 endforeach()
 
 file(WRITE "${FIGURE_OUT}/figures.md" "${page}")
