@@ -43,7 +43,8 @@ const RecordingAsked& recording_asked() {
     const char* value = std::getenv("CDPLAB_GRID_RECORDING");
     a.every = value != nullptr && std::string(value) == "on";
     a.none = value != nullptr && std::string(value) == "off";
-    std::istringstream list(std::getenv("CDPLAB_RECORDED_CHECKS") ? std::getenv("CDPLAB_RECORDED_CHECKS") : "");
+    const char* listed = std::getenv("CDPLAB_RECORDED_CHECKS");
+    std::istringstream list(listed != nullptr ? listed : "");
     for (std::string line; std::getline(list, line);)
       if (!line.empty()) a.checks.insert(line);
     return a;
@@ -287,11 +288,10 @@ std::string map_hook_state() {
   state.hook_state = hook_state_memory();
   const unsigned long long masked =
       reinterpret_cast<unsigned long long>(state.hook_state) ^ device_code::hook_state_key(state.tag);
-  const DeviceRuntimeControl nothing_armed{-1, -1, 0, 0, 0, 0, 0};
   void* address = nullptr;
   std::size_t bytes = 0;
   if (state.hook_state == nullptr || cudaMemset(state.hook_state, 0, sizeof(HookState)) != cudaSuccess ||
-      cudaMemcpy(state.hook_state + offsetof(HookState, control), &nothing_armed, sizeof nothing_armed,
+      cudaMemcpy(state.hook_state + offsetof(HookState, control), &kNothingArmed, sizeof kNothingArmed,
                  cudaMemcpyHostToDevice) != cudaSuccess ||
       cudaLibraryGetGlobal(&address, &bytes, state.library, (state.tag + "state").c_str()) != cudaSuccess ||
       bytes != sizeof masked || cudaMemcpy(address, &masked, sizeof masked, cudaMemcpyHostToDevice) != cudaSuccess) {
@@ -630,7 +630,7 @@ RecordedTimeline check_grid_timeline() {
   for (const auto& g : run.grids) {
     RecordedGrid grid;
     grid.id = g.grid ^ kGridIdMark;
-    if (const auto kernel = kernel_of.find(grid.id); kernel != kernel_of.end()) grid.kernel = kernel->second;
+    if (g.kernel >= 1 && g.kernel <= state.kernel_names.size()) grid.kernel = state.kernel_names[g.kernel - 1];
     grid.blocks = g.blocks;
     grid.start = ~g.not_start;
     grid.end = g.end;
@@ -707,7 +707,7 @@ namespace {
 
 /// What the host armed (the device's copy is written whole each time).
 DeviceRuntimeControl& armed() {
-  static DeviceRuntimeControl control{-1, -1, 0, 0, 0, 0, 0};
+  static DeviceRuntimeControl control = kNothingArmed;
   return control;
 }
 

@@ -75,6 +75,9 @@ struct DeviceRuntimeControl {
   unsigned long long perturbed_launches;
 };
 
+/// No failure armed, no perturbation, no recording: what the hooks start with.
+inline constexpr DeviceRuntimeControl kNothingArmed{-1, -1, 0, 0, 0, 0, 0};
+
 /// The grids one run of a check may record, and the device-side launches it may remember for
 /// them; a run that starts more is recorded in part, and says how many it left out.
 inline constexpr int kTimelineGrids = 4096;
