@@ -199,8 +199,9 @@ files::HeldLock one_check_at_a_time(const Context& ctx) {
     });
     if (!lock.held()) throw UsageError("stopped while waiting for the other check");
     return lock;
-  } catch (const std::runtime_error& error) {
-    if (dynamic_cast<const UsageError*>(&error) != nullptr) throw;
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::runtime_error& error) {  // a file system that cannot lock
     std::cerr << "cdplab: " << error.what() << "; checking without making sure no other check runs here\n";
     return {};
   }
@@ -678,9 +679,10 @@ grading::GradeReport grade_submission(Context& ctx, const fs::path& dir, const f
   // other's build: the second waits.
   fs::create_directories(build_dir.parent_path(), ignored);
   const files::HeldLock grading_here =
-      files::wait_for_any({build_dir.string() + ".lock"}, [] { return false; }, [&] {
+      files::wait_for_any({build_dir.string() + ".lock"}, process::cancelled, [&] {
         if (!args.quiet) std::cerr << "cdplab: another grading uses " << build_dir.string() << "; this one waits for it\n";
       });
+  if (!grading_here.held()) throw UsageError("stopped while waiting for the other grading of " + build_dir.string());
   fs::remove_all(build_dir, ignored);
   grading::BuildTree tree(ctx.root, build_dir, ctx.toolchain);
   if (!args.quiet) std::cerr << "cdplab: grading " << dir.string() << " (build tree " << build_dir.string() << ")\n";
