@@ -1,8 +1,8 @@
 // Exercise concurrency: three ways to launch a child, one timeline.
 //
-// Every thread of concurrency_parent launches one child grid: the grader's timed_child (see
-// streams.h), which records in spans[slot] when it started and when it ended. Where the child
-// goes decides what may run side by side:
+// Every thread of concurrency_parent launches one child grid of concurrency_child (given below),
+// which records in spans[slot] when it started and when it ended. Where the child goes decides
+// what may run side by side:
 //   null stream      child<<<grid, block>>>: the implicit NULL stream, one per parent block.
 //                    The launches of a block run one after the other; blocks run side by side.
 //   named streams    each thread creates a stream with cudaStreamNonBlocking (the only flag the
@@ -11,8 +11,11 @@
 //   fire-and-forget  cudaStreamFireAndForget: every launch is a stream of its own, with nothing
 //                    to create or destroy.
 // The host then turns the spans into a timeline (cdplab/timeline.h) that shows the difference.
+// The grader does not read the spans: it records when each of your grids ran itself, and
+// `cdplab check concurrency --timeline` draws that record.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
+#include "cdplab/gpu_timer.h"
 #include "cdplab/launch_pool.h"
 #include "cdplab/streams.h"
 
@@ -31,11 +34,30 @@ const char* to_string(LaunchStrategy strategy) {
   return "unknown strategy";
 }
 
-/// Thread t of block b launches one timed_child with slot b * blockDim.x + t into the stream
+/// The child (given): thread 0 takes the start time, every thread waits until about `work_ns`
+/// have passed, and thread 0 takes the end time once all of them are done.
+__global__ void concurrency_child(timeline::Span* spans, unsigned slot, unsigned work_ns) {
+  __shared__ unsigned long long start;
+  if (threadIdx.x == 0) start = global_time_ns();
+  __syncthreads();
+  const unsigned long long begin = start;
+  // Work that takes time without keeping the SM busy: any number of these children fit on the
+  // GPU at once, so what overlaps depends on the launches alone.
+  while (global_time_ns() - begin < work_ns) __nanosleep(256);
+  // Every thread is done before the end is taken: a grid that starts after this one has finished
+  // (the next child in a NULL stream) reads a later time than end_ns.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    spans[slot].start_ns = begin;
+    spans[slot].end_ns = global_time_ns();
+  }
+}
+
+/// Thread t of block b launches one concurrency_child with slot b * blockDim.x + t into the stream
 /// `strategy` names; the child works about `child_ns` nanoseconds.
 __global__ void concurrency_parent(LaunchStrategy strategy, timeline::Span* spans, unsigned child_ns) {
   const unsigned slot = blockIdx.x * blockDim.x + threadIdx.x;
-  // TODO(concurrency): launch grader::timed_child<<<1, grader::kTimedChildThreads>>> with
+  // TODO(concurrency): launch concurrency_child<<<1, kConcurrencyChildThreads>>> with
   // (spans, slot, child_ns), into the stream `strategy` names:
   //   LaunchStrategy::null_stream      no stream argument (the NULL stream),
   //   LaunchStrategy::named_streams    a stream this thread creates with

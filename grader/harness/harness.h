@@ -13,6 +13,7 @@
 /// every output it judges is one it read back itself.
 #pragma once
 
+#include "device_code.h"
 #include "fault_injection.h"
 #include "launch_count.h"
 #include "lifetimes.h"
@@ -33,6 +34,13 @@
 /// there again one process per check). Write it once at namespace scope. Speed checks (speed.h)
 /// are marked so on their own, and always get a process of their own.
 #define CDPLAB_SUITE_RUNS_ALONE static_assert(true, "checks of this suite run alone")
+
+/// Marks a suite whose checks judge when the exercise's grids ran from the grader's own record of
+/// them (device_code/device_code.h: check_grid_timeline): every check of it records its grids, in
+/// every run of the suite (the project's tests, a check, a grading, CDPLAB_GRID_RECORDING=off
+/// too), not only where a grading lists the check. Write it once at namespace scope.
+#define CDPLAB_SUITE_RECORDS_GRIDS \
+  static const bool cdplab_suite_records_grids = ::cdplab::harness::record_every_check_of_this_suite()
 
 namespace cdplab::harness {
 

@@ -279,7 +279,7 @@ TEST_CASE("grid timeline on the GPU: the references' recorded grids keep the ord
   // Not child-grids: with recording on, its check "more children than the pool holds" did not
   // finish on an H100 (docs/reports.md, "Timelines"); tail-continuation's steps share a block's
   // NULL stream too.
-  const auto ran = cdplab::process::run({CDPLAB_CLI, "check", "tail-continuation", "tail-consumer",
+  const auto ran = cdplab::process::run({CDPLAB_CLI, "check", "concurrency", "tail-continuation", "tail-consumer",
                                          "scaled-tessellation", "--timeline", "--local", "--quiet", "--format", "json",
                                          "--output", json.string()},
                                         options);
@@ -288,9 +288,23 @@ TEST_CASE("grid timeline on the GPU: the references' recorded grids keep the ord
   const auto report = report::from_json(nlohmann::json::parse(std::ifstream(json)));
   CHECK(report.points() == report.max_points());
   std::size_t device_launched = 0, tail_grids = 0, null_pairs = 0, named_overlaps = 0;
+  // Chapter 05's three strategies, from the exercise's own child grids: the strategy's stream
+  // kind, and grids of one parent block overlapping or not.
+  std::map<std::string, std::size_t> concurrency_children, concurrency_overlaps;
   for (const auto& e : report.exercises) {
     for (const auto& item : e.items) {
       if (!item.timeline.recorded()) continue;
+      if (e.id == "concurrency") {
+        std::map<std::uint64_t, std::vector<const GridSpan*>> by_block;
+        for (const auto& g : item.timeline.grids)
+          if (g.parent != 0) by_block[g.parent_block].push_back(&g);
+        for (const auto& [block, grids] : by_block) {
+          concurrency_children[item.name] += grids.size();
+          for (std::size_t i = 1; i < grids.size(); ++i)
+            // 1 us for the skew between SMs' timers, as the checks allow (streams_verdicts.h)
+            concurrency_overlaps[item.name] += grids[i]->start_ns + 1000 < grids[i - 1]->end_ns ? 1 : 0;
+        }
+      }
       INFO(e.id, ": ", item.name, "\n", report::timeline_text(item.timeline));
       std::map<std::uint64_t, const GridSpan*> by_id;
       for (const auto& g : item.timeline.grids) by_id[g.id] = &g;
@@ -321,9 +335,15 @@ TEST_CASE("grid timeline on the GPU: the references' recorded grids keep the ord
   CHECK(tail_grids > 0);
   CHECK(null_pairs > 0);
   CHECK(named_overlaps > 0);  // named streams' grids ran side by side
+  CHECK(concurrency_children["null stream serialises each block"] == 4 * 32);
+  CHECK(concurrency_overlaps["null stream serialises each block"] == 0);  // one after another, block by block
+  CHECK(concurrency_children["named streams overlap"] == 4 * 32);
+  CHECK(concurrency_overlaps["named streams overlap"] > 0);
+  CHECK(concurrency_children["fire-and-forget overlaps"] == 4 * 32);
+  CHECK(concurrency_overlaps["fire-and-forget overlaps"] > 0);
 }
 
-TEST_CASE("grid timeline pictures: one per exercise, the check that judges order first, the device named") {
+TEST_CASE("grid timeline pictures: one per check that judges order, in the manifest's order, the device named") {
   cdplab::grading::GradeReport report;
   report.device = "NVIDIA H100 80GB HBM3";
   cdplab::grading::ExerciseResult e;
@@ -346,6 +366,11 @@ TEST_CASE("grid timeline pictures: one per exercise, the check that judges order
 
   CHECK(report::shown_timeline(e, {"named streams overlap"})->name == "named streams overlap");
   CHECK(report::shown_timeline(e, {})->name == "4096 children");  // else the most grids
+  CHECK(report::shown_timelines(e, {"a failed launch reaches the host", "named streams overlap"}).size() == 1);
+  const auto both = report::shown_timelines(e, {"named streams overlap", "4096 children"});  // in the manifest's order
+  REQUIRE(both.size() == 2);
+  CHECK(both[0]->name == "named streams overlap");
+  CHECK(both[1]->name == "4096 children");
   const auto folder = std::filesystem::path(CDPLAB_TEST_BINARY_DIR) / "timeline-pictures";
   std::filesystem::remove_all(folder);
   const int written = report::write_timeline_pictures(
@@ -358,4 +383,16 @@ TEST_CASE("grid timeline pictures: one per exercise, the check that judges order
   CHECK(svg.find("concurrency.cu: the check &quot;named streams overlap&quot; on NVIDIA H100 80GB HBM3") !=
         std::string::npos);
   CHECK(count(svg, "<title>") == 3);
+
+  // Every check that judges the order of grids gets a picture, the next ones numbered.
+  std::filesystem::remove_all(folder);
+  CHECK(report::write_timeline_pictures(report,
+                                        [](const cdplab::grading::ExerciseResult&) {
+                                          return std::vector<std::string>{"named streams overlap", "4096 children"};
+                                        },
+                                        folder.string()) == 2);
+  std::ifstream second(folder / "05-streams-and-pools-concurrency-2.svg");
+  REQUIRE(second);
+  const std::string busy_svg((std::istreambuf_iterator<char>(second)), std::istreambuf_iterator<char>());
+  CHECK(busy_svg.find("the check &quot;4096 children&quot;") != std::string::npos);
 }

@@ -672,9 +672,9 @@ TEST_CASE("the concurrency check fails a NULL-stream parent and passes a named-s
     return;
   }
   const std::string solution = cdplab::files::read_text(kRoot / "solutions/05-streams-and-pools/concurrency.cu");
-  const std::string named_launch = "grader::timed_child<<<1, grader::kTimedChildThreads, 0, stream>>>";
+  const std::string named_launch = "concurrency_child<<<1, kConcurrencyChildThreads, 0, stream>>>";
   const std::string null_stream =
-      replace(solution, named_launch, "grader::timed_child<<<1, grader::kTimedChildThreads>>>");
+      replace(solution, named_launch, "concurrency_child<<<1, kConcurrencyChildThreads>>>");
   const fs::path class_dir = kWork / "concurrency-class";
   const fs::path out_dir = kWork / "concurrency-grades";
   fs::remove_all(class_dir);

@@ -240,17 +240,23 @@ TEST_CASE("timeline verdicts: NULL-stream blocks must overlap each other") {
                  {"at most 1 child ran at any moment over all blocks", "expected at least 2", "block 3 thread  7"});
 }
 
-TEST_CASE("timeline verdicts: children that never ran are reported as such") {
+TEST_CASE("timeline verdicts: children that never ran, or never ended, are reported as such") {
+  // The spans are the grids the grader recorded: a child that never ran has none.
   auto spans = serial_chains(4, 32, 20'000, 0);
   expect_pass(verdicts::judge_all_ran(spans, 4, 32));
-  expect_failure(verdicts::judge_all_ran(spans, 4, 16), {"expected 64 spans", "found 128"});
-  spans[37] = never_ran(1, 5);
-  spans[38] = never_ran(1, 6);
-  expect_failure(verdicts::judge_all_ran(spans, 4, 32),
-                 {"2 of 128 children never ran", "block 1 thread 5", "blockIdx.x * blockDim.x + threadIdx.x"});
-  std::vector<Span> none;
-  for (unsigned i = 0; i < 128; ++i) none.push_back(never_ran(i / 32, i % 32));
-  expect_failure(verdicts::judge_all_ran(none, 4, 32), {"no child grid ran", "all 128 spans have no start time"});
+  expect_failure(verdicts::judge_all_ran(spans, 4, 16),
+                 {"128 child grids ran; expected 64, one per parent thread", "block 0 launched 32, where it has 16"});
+  auto missing = spans;
+  missing.erase(missing.begin() + 37, missing.begin() + 39);
+  expect_failure(verdicts::judge_all_ran(missing, 4, 32),
+                 {"126 child grids ran; expected 128", "block 1 launched 30, where it has 32 threads",
+                  "blockIdx.x * blockDim.x + threadIdx.x"});
+  auto unfinished = spans;
+  unfinished[37].end_ns = 0;
+  unfinished[38].end_ns = 0;
+  expect_failure(verdicts::judge_all_ran(unfinished, 4, 32),
+                 {"2 of 128 child grids started but were never seen to end", "launched by block 1"});
+  expect_failure(verdicts::judge_all_ran({}, 4, 32), {"no child grid ran", "where it expected 128"});
 }
 
 // ----- judges of the pools checks --------------------------------------------------------

@@ -317,24 +317,36 @@ std::vector<const grading::Item*> checks_with_timelines(const grading::ExerciseR
   return checks;
 }
 
+std::vector<const grading::Item*> shown_timelines(const grading::ExerciseResult& exercise,
+                                                  const std::vector<std::string>& ordered) {
+  const auto recorded = checks_with_timelines(exercise);
+  std::vector<const grading::Item*> shown;
+  for (const std::string& name : ordered)
+    for (const auto* check : recorded)
+      if (check->name == name) shown.push_back(check);
+  if (!shown.empty()) return shown;
+  const auto most = std::max_element(recorded.begin(), recorded.end(), [](const auto* a, const auto* b) {
+    return a->timeline.grids.size() < b->timeline.grids.size();
+  });
+  if (most != recorded.end()) shown.push_back(*most);
+  return shown;
+}
+
 const grading::Item* shown_timeline(const grading::ExerciseResult& exercise, const std::vector<std::string>& ordered) {
-  const grading::Item* most = nullptr;
-  for (const auto* check : checks_with_timelines(exercise)) {
-    if (std::find(ordered.begin(), ordered.end(), check->name) != ordered.end()) return check;
-    if (most == nullptr || check->timeline.grids.size() > most->timeline.grids.size()) most = check;
-  }
-  return most;
+  const auto shown = shown_timelines(exercise, ordered);
+  return shown.empty() ? nullptr : shown.front();
 }
 
 int write_timeline_pictures(const grading::GradeReport& report,
                             const std::function<std::vector<std::string>(const grading::ExerciseResult&)>& ordered_checks,
                             const std::string& folder) {
   return write_exercise_pictures(report, folder, [&](const grading::ExerciseResult& e) {
-    const auto* check = shown_timeline(e, ordered_checks(e));
-    return check == nullptr ? std::string()
-                            : timeline_svg(check->timeline, std::filesystem::path(e.file).filename().string() +
-                                                                ": the check \"" + check->name + "\"" +
-                                                                (report.device.empty() ? "" : " on " + report.device));
+    std::vector<std::string> pictures;
+    for (const auto* check : shown_timelines(e, ordered_checks(e)))
+      pictures.push_back(timeline_svg(check->timeline, std::filesystem::path(e.file).filename().string() +
+                                                           ": the check \"" + check->name + "\"" +
+                                                           (report.device.empty() ? "" : " on " + report.device)));
+    return pictures;
   });
 }
 

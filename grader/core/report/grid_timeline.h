@@ -50,15 +50,20 @@ std::string timeline_svg(const grading::GridTimeline& timeline, const std::strin
 /// `--timeline` asked for every check's).
 std::vector<const grading::Item*> checks_with_timelines(const grading::ExerciseResult& exercise);
 
-/// The check whose timeline stands for the exercise in a picture: among its checks with one, the
-/// first whose manifest entry judges the order of grids (`ordered`, its names), else the one that
-/// recorded the most grids; nullptr when none has one.
+/// The checks whose timelines stand for the exercise in pictures: those with one whose manifest
+/// entry judges the order of grids (`ordered`, their names, in that order), else the one that
+/// recorded the most grids; empty when none has one.
+std::vector<const grading::Item*> shown_timelines(const grading::ExerciseResult& exercise,
+                                                  const std::vector<std::string>& ordered);
+
+/// The first of shown_timelines; nullptr when there is none.
 const grading::Item* shown_timeline(const grading::ExerciseResult& exercise, const std::vector<std::string>& ordered);
 
-/// Writes the picture of each exercise's shown timeline into `folder` as <chapter>-<file stem>.svg,
-/// creating the folder, titled with the check and `device`; `ordered_checks(exercise)` names the
-/// exercise's checks marked `timeline = true`. Returns how many; throws std::runtime_error naming
-/// a file it cannot write.
+/// Writes the pictures of each exercise's shown timelines into `folder` (write_exercise_pictures:
+/// <chapter>-<file stem>.svg, then -2.svg, ... for the next check), creating the folder, each
+/// titled with its check and `device`; `ordered_checks(exercise)` names the exercise's checks
+/// marked `timeline = true`. Returns how many; throws std::runtime_error naming a file it cannot
+/// write.
 int write_timeline_pictures(const grading::GradeReport& report,
                             const std::function<std::vector<std::string>(const grading::ExerciseResult&)>& ordered_checks,
                             const std::string& folder);

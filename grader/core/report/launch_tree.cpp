@@ -225,20 +225,23 @@ std::string launch_tree_svg(const std::vector<LaunchTreeEdge>& edges, const std:
 }
 
 int write_exercise_pictures(const grading::GradeReport& report, const std::string& folder,
-                            const std::function<std::string(const grading::ExerciseResult&)>& draw) {
+                            const std::function<std::vector<std::string>(const grading::ExerciseResult&)>& draw) {
   namespace fs = std::filesystem;
   std::error_code error;
   fs::create_directories(folder, error);
   if (error) throw std::runtime_error("cannot create " + folder + ": " + error.message());
   int written = 0;
   for (const auto& e : report.exercises) {
-    const std::string picture = draw(e);
-    if (picture.empty()) continue;
-    const fs::path file = fs::path(folder) / (e.chapter + "-" + fs::path(e.file).stem().string() + ".svg");
-    std::ofstream out(file, std::ios::binary);
-    out << picture;
-    if (!out) throw std::runtime_error("cannot write " + file.string());
-    ++written;
+    int of_exercise = 0;
+    for (const std::string& picture : draw(e)) {
+      if (picture.empty()) continue;
+      const std::string suffix = of_exercise++ == 0 ? "" : "-" + std::to_string(of_exercise);
+      const fs::path file = fs::path(folder) / (e.chapter + "-" + fs::path(e.file).stem().string() + suffix + ".svg");
+      std::ofstream out(file, std::ios::binary);
+      out << picture;
+      if (!out) throw std::runtime_error("cannot write " + file.string());
+      ++written;
+    }
   }
   return written;
 }
@@ -246,10 +249,10 @@ int write_exercise_pictures(const grading::GradeReport& report, const std::strin
 int write_launch_tree_pictures(const grading::GradeReport& report, const std::string& folder) {
   return write_exercise_pictures(report, folder, [](const grading::ExerciseResult& e) {
     const auto* check = shown_launch_tree(e, false);
-    return check == nullptr ? std::string()
-                            : launch_tree_svg(check->launches, e.lesson_launches,
-                                              std::filesystem::path(e.file).filename().string() +
-                                                  ": launches of the check \"" + check->name + "\"");
+    if (check == nullptr) return std::vector<std::string>{};
+    return std::vector<std::string>{launch_tree_svg(check->launches, e.lesson_launches,
+                                                    std::filesystem::path(e.file).filename().string() +
+                                                        ": launches of the check \"" + check->name + "\"")};
   });
 }
 

@@ -35,11 +35,12 @@ std::vector<std::string> launch_tree_lines(const std::vector<grading::LaunchTree
 std::string launch_tree_svg(const std::vector<grading::LaunchTreeEdge>& edges, const std::vector<std::string>& lesson,
                             const std::string& caption);
 
-/// Writes `draw(exercise)`, an SVG document, for each exercise whose drawing is not empty into
-/// `folder` as <chapter>-<file stem>.svg, creating the folder; returns how many. Throws
-/// std::runtime_error naming a file it cannot write. (The launch trees' and the timelines' files.)
+/// Writes `draw(exercise)`, SVG documents, for each exercise into `folder`, creating the folder:
+/// the first as <chapter>-<file stem>.svg, the next ones as <chapter>-<file stem>-2.svg, -3 and so
+/// on; empty drawings are skipped. Returns how many files. Throws std::runtime_error naming a file
+/// it cannot write. (The launch trees' and the timelines' files.)
 int write_exercise_pictures(const grading::GradeReport& report, const std::string& folder,
-                            const std::function<std::string(const grading::ExerciseResult&)>& draw);
+                            const std::function<std::vector<std::string>(const grading::ExerciseResult&)>& draw);
 
 /// Writes the picture of each exercise's shown tree (shown_launch_tree(), passed checks included)
 /// into `folder` as <chapter>-<file stem>.svg, creating the folder; returns how many. Throws

@@ -113,10 +113,15 @@ void set_device_perturbations(unsigned long long launch_delay_ns, unsigned long 
 /// --timeline`, `--timelines`: every check records), or where CDPLAB_RECORDED_CHECKS names checks
 /// of this process's suite ("<suite>/<check name>", one a line: a grading names those whose verdict
 /// is the order of grids, chapter.toml's `timeline = true`; other suites, and their speed checks,
-/// run uninstrumented). CDPLAB_GRID_RECORDING=off records nothing at all (the cost's baseline). Not every check: on an H100 one check (child-grids, "more
-/// children than the pool holds") hung once with recording on (it passed in a later run), and the
-/// recording's cost is not measured.
+/// run uninstrumented), or where the suite is marked CDPLAB_SUITE_RECORDS_GRIDS (its verdicts are
+/// read from the record). CDPLAB_GRID_RECORDING=off records nothing but those suites' grids (the
+/// cost's baseline). Not every check: on an H100 one check (child-grids, "more children than the
+/// pool holds") hung once with recording on (it passed in a later run).
 bool grid_recording_asked();
+
+/// What CDPLAB_SUITE_RECORDS_GRIDS (harness.h) calls before main(): every check of this
+/// process's suite records its grids, whatever the environment asks. Returns true.
+bool record_every_check_of_this_suite() noexcept;
 
 /// Whether check `check` of suite `suite` ("<chapter>/<stem>") records its grids.
 bool check_records_grids(const std::string& suite, const std::string& check);

@@ -1,29 +1,70 @@
-// Checks of exercise concurrency: launch_timed_children and its kernel concurrency_parent, with
-// the grader's timed_child recording when each child ran. The timelines are judged by
-// support/streams_verdicts.h.
+// Checks of exercise concurrency: launch_timed_children and its kernel concurrency_parent, which
+// launches the file's concurrency_child. The checks read when each child grid ran from the
+// grader's own record of the exercise's grids (device_code.h: check_grid_timeline), never from
+// the spans the children write, and judge those timelines with support/streams_verdicts.h.
 #include "harness.h"
 
 #include "cdplab/streams.h"
 #include "cdplab/timeline.h"
 #include "support/streams_verdicts.h"
 
+#include <algorithm>
+#include <tuple>
 #include <vector>
 
-// Timelines of overlapping children: these checks have the GPU to themselves.
+// Timelines of overlapping children: these checks have the GPU to themselves, and every one of
+// them records the grids it judges, whoever runs it.
 CDPLAB_SUITE_RUNS_ALONE;
+CDPLAB_SUITE_RECORDS_GRIDS;
 
 namespace {
 
 namespace verdicts = cdplab::support::streams;
+using cdplab::harness::RecordedGrid;
 using cdplab::streams::LaunchStrategy;
 using cdplab::timeline::Span;
 
-/// Runs the exercise and checks that every child ran; returns the spans (empty when not all ran).
+/// The grids device-side launches made in the run just recorded, as spans: group the launching
+/// block, lane the place among that block's children in the order they were launched.
+std::vector<Span> recorded_children(const cdplab::harness::RecordedTimeline& timeline) {
+  std::vector<const RecordedGrid*> children;
+  for (const RecordedGrid& g : timeline.grids)
+    if (g.from_device) children.push_back(&g);
+  std::stable_sort(children.begin(), children.end(), [](const RecordedGrid* a, const RecordedGrid* b) {
+    return std::tie(a->parent_block, a->launched) < std::tie(b->parent_block, b->launched);
+  });
+  std::vector<Span> spans;
+  for (const RecordedGrid* g : children) {
+    Span span;
+    span.group = static_cast<unsigned>(g->parent_block);
+    span.lane = spans.empty() || spans.back().group != span.group ? 0 : spans.back().lane + 1;
+    span.start_ns = g->start;
+    span.end_ns = g->end;  // 0 where no end was seen: the span did not run to its end
+    spans.push_back(span);
+  }
+  return spans;
+}
+
+/// Runs the exercise and checks that every child ran; returns the recorded spans (empty when not
+/// all ran, or when the run could not be recorded).
 std::vector<Span> run_children(LaunchStrategy strategy, unsigned blocks, unsigned threads, unsigned child_ns) {
   cdplab::harness::advise_on_hang(
       "each child works well under a millisecond and the parent never waits for one: a hang means a "
       "kernel spins on something that never happens");
-  const std::vector<Span> spans = cdplab::streams::launch_timed_children(strategy, blocks, threads, child_ns);
+  (void)cdplab::streams::launch_timed_children(strategy, blocks, threads, child_ns);
+  const auto timeline = cdplab::harness::check_grid_timeline();
+  if (timeline.runs == 0) {
+    // Under compute-sanitizer the tools' findings are what counts, and nothing is recorded there.
+    if (cdplab::harness::under_sanitizer()) return {};
+    FAIL_CHECK("the grader recorded none of the exercise's grids, so it cannot tell when the children ran");
+    return {};
+  }
+  if (timeline.left_out > 0 || !timeline.every_launch_recorded) {
+    FAIL_CHECK("the grader could not record every grid of the run (" << timeline.left_out
+                                                                      << " left out): its order cannot be judged");
+    return {};
+  }
+  const std::vector<Span> spans = recorded_children(timeline);
   const auto all_ran = verdicts::judge_all_ran(spans, blocks, threads);
   CHECK_MESSAGE(all_ran.ok, all_ran.message);
   if (!all_ran.ok) return {};

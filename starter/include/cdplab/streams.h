@@ -1,6 +1,6 @@
 /// @file streams.h
 /// @brief Chapter 05 (streams and pools): the entry points of the five programming exercises,
-///        and the grader-side kernels two of them launch.
+///        the child kernel exercise a launches, and the grader-side kernels exercise b launches.
 ///
 /// A block's launches into the NULL stream run one after the other; named non-blocking streams
 /// and cudaStreamFireAndForget let them run side by side. Every launch that has not finished
@@ -29,9 +29,11 @@ enum class LaunchStrategy : int {
 const char* to_string(LaunchStrategy strategy);
 
 /// Exercise a (concurrency.cu): a parent grid of `blocks` x `threads` threads; every thread
-/// launches the grader's timed_child (below) once, into the stream `strategy` names, with the
-/// slot blockIdx.x * blockDim.x + threadIdx.x. Each child works about `child_ns` nanoseconds.
-/// Returns one span per parent thread (group: its block, lane: its thread).
+/// launches concurrency_child (below, given in the exercise file) once, into the stream
+/// `strategy` names, with the slot blockIdx.x * blockDim.x + threadIdx.x. Each child works about
+/// `child_ns` nanoseconds. Returns one span per parent thread, as the children measured them
+/// (group: its block, lane: its thread). The grader judges the run from its own record of when
+/// each child grid ran, not from these.
 std::vector<timeline::Span> launch_timed_children(LaunchStrategy strategy, unsigned blocks, unsigned threads,
                                                   unsigned child_ns);
 
@@ -152,14 +154,19 @@ ExpandRun expand_items(const std::vector<unsigned>& counts, const std::vector<fl
 }  // namespace cdplab::streams
 
 #ifdef __CUDACC__  // kernel declarations mean something to device code only
+namespace cdplab::streams {
+
+/// Exercise a: the threads of one concurrency_child grid (launch it as
+/// `<<<1, kConcurrencyChildThreads>>>`).
+constexpr unsigned kConcurrencyChildThreads = 32;
+
+/// Exercise a, the child (given in concurrency.cu): records its start in spans[slot].start_ns,
+/// works about `work_ns` nanoseconds, records its end in spans[slot].end_ns.
+__global__ void concurrency_child(timeline::Span* spans, unsigned slot, unsigned work_ns);
+
+}  // namespace cdplab::streams
+
 namespace cdplab::streams::grader {
-
-/// Exercise a: the threads of one timed_child grid (launch it as `<<<1, kTimedChildThreads>>>`).
-constexpr unsigned kTimedChildThreads = 32;
-
-/// Exercise a, the grader's child: records its start in spans[slot].start_ns, works about
-/// `work_ns` nanoseconds, records its end in spans[slot].end_ns.
-__global__ void timed_child(timeline::Span* spans, unsigned slot, unsigned work_ns);
 
 /// Exercise b: what the parent reports and the children wait for (the grader allocates it).
 struct LaunchBoard {

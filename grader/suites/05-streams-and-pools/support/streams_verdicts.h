@@ -63,31 +63,41 @@ inline std::pair<unsigned, int> busiest_block(const std::vector<Span>& spans) {
   return best;
 }
 
-/// Every one of the blocks x threads children ran: one span each, with a start time.
+/// Every one of the blocks x threads children ran: the grader recorded one child grid per parent
+/// thread (group: the launching block), and saw each of them end.
 inline Verdict judge_all_ran(const std::vector<Span>& spans, unsigned blocks, unsigned threads) {
   const std::size_t expected = std::size_t{blocks} * threads;
+  const std::string launch = "Every parent thread launches concurrency_child<<<1, kConcurrencyChildThreads>>>(spans, "
+                             "slot, child_ns) once, with its own slot blockIdx.x * blockDim.x + threadIdx.x";
   std::ostringstream out;
-  if (spans.size() != expected) {
-    out << "expected " << expected << " spans (one per parent thread), found " << spans.size();
+  if (spans.empty()) {
+    out << "no child grid ran: the grader recorded no grid launched from device code, where it expected " << expected
+        << " (one per parent thread). " << launch;
     return oracle::fail(out.str());
   }
-  std::size_t missing = 0;
-  const Span* first_missing = nullptr;
+  if (spans.size() != expected) {
+    std::vector<std::size_t> per_block(blocks, 0);
+    std::size_t strangers = 0;
+    for (const Span& s : spans) (s.group < blocks ? per_block[s.group] : strangers)++;
+    out << spans.size() << " child grids ran; expected " << expected << ", one per parent thread";
+    for (unsigned b = 0; b < blocks; ++b) {
+      if (per_block[b] == threads) continue;
+      out << "; block " << b << " launched " << per_block[b] << ", where it has " << threads << " threads";
+      break;
+    }
+    out << ". " << launch;
+    return oracle::fail(out.str());
+  }
+  std::size_t unfinished = 0;
+  const Span* first = nullptr;
   for (const Span& s : spans) {
     if (s.ran()) continue;
-    if (missing++ == 0) first_missing = &s;
+    if (unfinished++ == 0) first = &s;
   }
-  if (missing == 0) return oracle::pass();
-  if (missing == expected) {
-    out << "no child grid ran: all " << expected << " spans have no start time. Every parent thread launches "
-        << "grader::timed_child<<<1, kTimedChildThreads>>>(spans, slot, child_ns) once, with its own slot "
-        << "blockIdx.x * blockDim.x + threadIdx.x";
-    return oracle::fail(out.str());
-  }
-  out << missing << " of " << expected << " children never ran (no start time), the first of them launched by block "
-      << first_missing->group << " thread " << first_missing->lane << ". Every parent thread launches "
-      << "grader::timed_child once, with its own slot blockIdx.x * blockDim.x + threadIdx.x"
-      << timeline_of_first_blocks(spans, 1);
+  if (unfinished == 0) return oracle::pass();
+  out << unfinished << " of " << expected << " child grids started but were never seen to end, the first of them "
+      << "launched by block " << first->group << ". Each child ends once it has worked child_ns: a child that "
+      << "never ends waits for something";
   return oracle::fail(out.str());
 }
 
@@ -100,7 +110,7 @@ inline Verdict judge_serial_within_blocks(const std::vector<Span>& spans) {
   std::ostringstream out;
   out << "null stream: up to " << overlap << " children of block " << block << " ran at the same time; expected 1. "
       << "Launches of one block into the NULL stream run one after the other: for this strategy launch without a "
-      << "stream argument (timed_child<<<1, kTimedChildThreads>>>), not into a stream of your own"
+      << "stream argument (concurrency_child<<<1, kConcurrencyChildThreads>>>), not into a stream of your own"
       << timeline_of_first_blocks(spans, 1);
   return oracle::fail(out.str());
 }
