@@ -34,13 +34,10 @@ const char* to_string(LaunchStrategy strategy) {
   return "unknown strategy";
 }
 
-/// The child (given): thread 0 takes the start time, every thread waits until about `work_ns`
-/// have passed, and thread 0 takes the end time once all of them are done.
+/// The child (given): every thread waits until about `work_ns` have passed since it started, and
+/// thread 0 records its start and, once all threads are done, the end.
 __global__ void concurrency_child(timeline::Span* spans, unsigned slot, unsigned work_ns) {
-  __shared__ unsigned long long start;
-  if (threadIdx.x == 0) start = global_time_ns();
-  __syncthreads();
-  const unsigned long long begin = start;
+  const unsigned long long begin = global_time_ns();
   // Work that takes time without keeping the SM busy: any number of these children fit on the
   // GPU at once, so what overlaps depends on the launches alone.
   while (global_time_ns() - begin < work_ns) __nanosleep(256);
