@@ -13,7 +13,10 @@ namespace cdplab::harness {
 void set_check_perturbations(bool on, bool record_grids) noexcept {
   try {
     const bool record = on && record_grids && grid_recording_asked();
-    set_device_perturbations(on ? kCheckLaunchDelayNs : 0, on ? kCheckBlockDelayNs : 0, kPerturbedLaunches, record);
+    static const bool turned_off = perturbations_turned_off(std::getenv("CDPLAB_CHECK_PERTURBATIONS"));
+    const bool perturb = on && !turned_off;
+    set_device_perturbations(perturb ? kCheckLaunchDelayNs : 0, perturb ? kCheckBlockDelayNs : 0, kPerturbedLaunches,
+                             record);
   } catch (...) {
     (void)cudaGetLastError();
   }

@@ -29,7 +29,15 @@ inline constexpr unsigned kCheckBlockDelayNs = 10000;
 /// not a measured threshold: no run with it has been timed on a GPU yet.
 inline constexpr unsigned long long kPerturbedLaunches = 1024;
 
-/// Turns both perturbations on (`on`) or off, and with them the recording of the exercise's grids
+/// Whether CDPLAB_CHECK_PERTURBATIONS's value `setting` (nullptr: not set) turns the checks'
+/// perturbations off: "off" does, for an instructor who needs to tell whether a check that stalls
+/// stalls because of them. Only the environment of the check processes counts: a grading runs them
+/// in the grader's, so a student's setting changes only the student's own practice runs.
+inline bool perturbations_turned_off(const char* setting) {
+  return setting != nullptr && setting[0] == 'o' && setting[1] == 'f' && setting[2] == 'f' && setting[3] == '\0';
+}
+
+/// Turns both perturbations on (`on`; never where CDPLAB_CHECK_PERTURBATIONS=off) or off, and with them the recording of the exercise's grids
 /// for the timeline where `record_grids` asks for it and the process was instrumented for it
 /// (device_code.h: grid_recording_asked, check_records_grids). Leaves no CUDA error behind.
 void set_check_perturbations(bool on, bool record_grids = false) noexcept;

@@ -2,6 +2,7 @@
 // PTX instrumented (its device-runtime calls renamed to the grader's hooks), the names its host
 // code reaches, and every exercise of this build linked at run time with the hooks, the starter
 // kit's and chapters' device libraries and the device runtime, as a check process links it.
+#include "check_perturbations.h"
 #include "device_calls.h"
 #include "device_link.h"
 #include "ptx_instrument.h"
@@ -367,4 +368,13 @@ TEST_CASE("device code: an exercise that names the hooks' counters to write them
                                        "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));
   CHECK_FALSE(result.ok);
   CHECK(result.log.find("cdplab_hook_counts") != std::string::npos);
+}
+
+TEST_CASE("checks' perturbations: only CDPLAB_CHECK_PERTURBATIONS=off turns them off") {
+  CHECK(cdplab::harness::perturbations_turned_off("off"));
+  for (const char* other : {"", "of", "offf", "OFF", "on", "0", "false"}) {
+    INFO(other);
+    CHECK_FALSE(cdplab::harness::perturbations_turned_off(other));
+  }
+  CHECK_FALSE(cdplab::harness::perturbations_turned_off(nullptr));
 }
