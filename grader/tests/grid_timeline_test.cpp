@@ -240,7 +240,36 @@ TEST_CASE("grid timeline: the grader reads it from the harness's end record, by 
   CHECK(t.grids[1].stream == "tail");
   CHECK(t.grids[1].launched_seen);
   CHECK(t.grids[1].start_ns == 900);
+  CHECK(t.grids[0].id == 1);  // numbered by start
+  CHECK(t.grids[1].id == 2);
+  CHECK(t.grids[1].parent == 1);
   CHECK_FALSE(events[1].timeline.recorded());
+}
+
+TEST_CASE("grid timeline: the GPU's grid ids and stream handles, past 2^53, come out as small distinct numbers") {
+  // An H100 counts device-launched grids down from 2^64 - 1: ids one apart, which a JSON reader
+  // that keeps doubles would read as one number.
+  const auto file = std::filesystem::path(CDPLAB_TEST_BINARY_DIR) / "grid-timeline-big-ids.jsonl";
+  std::ofstream(file)
+      << R"({"event":"end","check":"a","status":"failed","timeline":{"run":1,"runs":1,"grids":[)"
+      << R"({"id":18446744073709551614,"kernel":"c","start":30,"end":40,"parent":5,"parent_block":0,"stream":"named","stream_id":18446744073709551000,"launched":20},)"
+      << R"({"id":18446744073709551615,"kernel":"c","start":20,"end":40,"parent":5,"parent_block":0,"stream":"named","stream_id":18446744073709551001,"launched":10},)"
+      << R"({"id":18446744073709551613,"kernel":"c","start":50,"end":60,"parent":99,"parent_block":0,"stream":"named","stream_id":18446744073709551000,"launched":45},)"
+      << R"({"id":5,"kernel":"p","start":0,"end":100,"stream":"host"}]}})" << "\n";
+  const auto events = cdplab::grading::read_check_events(file.string());
+  REQUIRE(events.size() == 1);
+  const auto& grids = events[0].timeline.grids;
+  REQUIRE(grids.size() == 4);
+  CHECK(grids[0].id == 1);  // the host's grid started first
+  CHECK(grids[0].parent == 0);
+  CHECK(grids[1].id == 2);
+  CHECK(grids[2].id == 3);
+  CHECK(grids[3].id == 4);
+  for (std::size_t i = 1; i < 3; ++i) CHECK(grids[i].parent == 1);
+  CHECK(grids[3].parent == 5);  // a parent the recording did not keep: a number of its own
+  CHECK(grids[1].stream_id == 1);  // streams numbered in the order their grids started
+  CHECK(grids[2].stream_id == 2);
+  CHECK(grids[3].stream_id == 2);  // the same handle: the same stream
 }
 
 // A grading records the grids of the checks whose verdict is their order (chapter.toml's

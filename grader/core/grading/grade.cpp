@@ -356,6 +356,20 @@ GridTimeline grid_timeline(const nlohmann::json& record) {
   }
   std::stable_sort(timeline.grids.begin(), timeline.grids.end(),
                    [](const GridSpan& a, const GridSpan& b) { return a.start_ns < b.start_ns; });
+  // The GPU's grid ids and stream handles go past 2^53 (an H100 counts device-launched grids down
+  // from 2^64 - 1), which JSON readers that keep numbers as doubles (JavaScript, jq 1.6) round, so
+  // that two grids may read as one: the report numbers them 1, 2, ... instead (0 stays "none").
+  std::map<std::uint64_t, std::uint64_t> grid_numbers, stream_numbers;
+  const auto renumber = [](std::map<std::uint64_t, std::uint64_t>& numbers, std::uint64_t id) -> std::uint64_t {
+    if (id == 0) return 0;
+    return numbers.emplace(id, numbers.size() + 1).first->second;
+  };
+  for (const auto& g : timeline.grids) renumber(grid_numbers, g.id);  // by start
+  for (auto& g : timeline.grids) {
+    g.id = renumber(grid_numbers, g.id);
+    g.parent = renumber(grid_numbers, g.parent);  // a parent left unrecorded gets a number after them
+    g.stream_id = renumber(stream_numbers, g.stream_id);
+  }
   return timeline;
 }
 

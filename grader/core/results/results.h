@@ -35,7 +35,9 @@ struct LaunchTreeEdge {
 /// One grid of the exercise's kernels that a check's run started, as the grader's device hooks
 /// recorded it (the global timer at the first block's start and the last warp's end).
 struct GridSpan {
-  std::uint64_t id = 0;      ///< the grid's id in the run (%gridid)
+  /// The grid's number in this timeline: 1, 2, ... in order of start, then the unrecorded
+  /// parents (the GPU's %gridid, past 2^53, would not survive JSON readers that use doubles).
+  std::uint64_t id = 0;
   std::string kernel;        ///< the kernel, unqualified
   std::uint64_t parent = 0;  ///< the id of the grid that launched it; 0: the host, or not told
   std::string parent_kernel; ///< that grid's kernel, unqualified; empty: the host, or not told
@@ -43,7 +45,7 @@ struct GridSpan {
   /// Where it was launched: "host", "null" (the launching block's NULL stream), "tail",
   /// "fire-and-forget", "named" (a stream the code created), or "" where not told.
   std::string stream;
-  std::uint64_t stream_id = 0;  ///< which named stream (its handle, folded): grids of one share it
+  std::uint64_t stream_id = 0;  ///< which named stream, numbered 1, 2, ... in the timeline: grids of one share it
   std::uint64_t blocks = 0;     ///< blocks that started
   /// Nanoseconds since the run's first recorded moment: launched (device launches only), first
   /// block started, last warp ended (0 and below start: not seen).
