@@ -276,6 +276,15 @@ TEST_CASE("cdplab refuses bad arguments with status 2 and a message") {
   const auto unknown = cdplab_cli({"hint", "no-such-exercise"});
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.output.find("child-grids") != std::string::npos);  // lists what exists
+  for (const char* limit : {"soon", "0", "-5", "30s", "99999"}) {  // a check's time limit from the environment
+    INFO(limit);
+    cdplab::process::Options options;
+    options.timeout_seconds = 120;
+    options.env["CDPLAB_CHECK_SECONDS"] = limit;
+    const auto bad_limit = cdplab::process::run({CDPLAB_CLI, "grade", (kRoot / "solutions").string(), "--quiet"}, options);
+    CHECK(bad_limit.exit_code == 2);
+    CHECK(bad_limit.output.find(std::string("CDPLAB_CHECK_SECONDS is '") + limit + "'") != std::string::npos);
+  }
   const auto frobnicate = cdplab_cli({"frobnicate"});
   CHECK(frobnicate.exit_code == 2);
   CHECK(frobnicate.output.find("'frobnicate' is not a command") != std::string::npos);

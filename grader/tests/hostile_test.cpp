@@ -391,7 +391,9 @@ TEST_CASE("hostile submissions get their verdicts and never stop the batch") {
     std::ofstream(class_dir / c.name / "01-fundamentals" / "child_grids.cu") << c.make(solution);
     cases.push_back(c);
   }
-  grade_class(class_dir, out_dir, "child-grids");
+  // A check that hangs is stopped after 10 s, not the build's 30: a submission whose kernels never
+  // end costs each of its checks that long, twice (beside the others, then alone).
+  grade_class(class_dir, out_dir, "child-grids", {}, {{"CDPLAB_CHECK_SECONDS", "10"}});
 
   for (const auto& c : cases) {
     INFO("case ", c.name);
