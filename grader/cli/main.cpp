@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
                     "(CHAPTER-FILE.svg: the first failed check's, else the one that launched the most)");
     sub->add_option("--timelines", grade_args.timelines,
                     "write each exercise's timeline, when its grids ran as the grader recorded them on the GPU, "
-                    "into this folder (CHAPTER-FILE.svg: the check that judges the order of grids, else the "
-                    "one that ran the most grids)");
+                    "into this folder (CHAPTER-FILE.svg, then CHAPTER-FILE-2.svg ...: one per check that "
+                    "judges the order of grids, else the one that ran the most grids)");
     sub->add_flag("--process-per-check", grade_args.process_per_check,
                   "run every check in a process of its own from the start (slower; by default a suite's "
                   "checks share a process, and those that do not pass there run again alone)");

@@ -37,8 +37,9 @@ inline bool perturbations_turned_off(const char* setting) {
   return setting != nullptr && setting[0] == 'o' && setting[1] == 'f' && setting[2] == 'f' && setting[3] == '\0';
 }
 
-/// Turns both perturbations on (`on`; never where CDPLAB_CHECK_PERTURBATIONS=off) or off, and with them the recording of the exercise's grids
-/// for the timeline where `record_grids` asks for it and the process was instrumented for it
+/// Turns both perturbations on (`on`; never where CDPLAB_CHECK_PERTURBATIONS=off) or off, and the
+/// recording of the exercise's grids for the timeline on where `record_grids` asks for it (in a
+/// check, under compute-sanitizer too; never in a timed run) and the process was instrumented for it
 /// (device_code.h: grid_recording_asked, check_records_grids). Leaves no CUDA error behind.
 void set_check_perturbations(bool on, bool record_grids = false) noexcept;
 

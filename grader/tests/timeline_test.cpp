@@ -245,17 +245,32 @@ TEST_CASE("timeline verdicts: children that never ran, or never ended, are repor
   auto spans = serial_chains(4, 32, 20'000, 0);
   expect_pass(verdicts::judge_all_ran(spans, 4, 32));
   expect_failure(verdicts::judge_all_ran(spans, 4, 16),
-                 {"128 child grids ran; expected 64, one per parent thread", "block 0 launched 32, where it has 16"});
-  auto missing = spans;
-  missing.erase(missing.begin() + 37, missing.begin() + 39);
+                 {"128 child grids ran; expected 64, one per parent thread",
+                  "64 came from outside the parent's 4 x 16 threads"});
+  std::vector<Span> missing;  // block 1's threads 5 and 6 launched nothing
+  for (const Span& s : spans)
+    if (s.group != 1 || (s.lane != 5 && s.lane != 6)) missing.push_back(s);
   expect_failure(verdicts::judge_all_ran(missing, 4, 32),
-                 {"126 child grids ran; expected 128", "block 1 launched 30, where it has 32 threads",
+                 {"126 child grids ran; expected 128", "block 1 thread 5 launched 0",
                   "blockIdx.x * blockDim.x + threadIdx.x"});
+  // The right number in all, from the wrong threads: thread 5 of block 1 launched twice, thread 6 never.
+  auto doubled = spans;
+  doubled[38].lane = 5;
+  expect_failure(verdicts::judge_all_ran(doubled, 4, 32),
+                 {"128 child grids ran; expected 128", "block 1 thread 5 launched 2"});
+  // Block 0 launched for block 1: the per-block count, not only the total, is judged.
+  auto shifted = spans;
+  for (auto& s : shifted)
+    if (s.group == 1) s.group = 0;
+  expect_failure(verdicts::judge_all_ran(shifted, 4, 32), {"block 0 thread 0 launched 2"});
+  auto stranger = spans;
+  stranger.push_back(span(7, 0, 10, 20));
+  expect_failure(verdicts::judge_all_ran(stranger, 4, 32), {"129 child grids ran", "1 came from outside the parent's 4 x 32 threads"});
   auto unfinished = spans;
   unfinished[37].end_ns = 0;
   unfinished[38].end_ns = 0;
   expect_failure(verdicts::judge_all_ran(unfinished, 4, 32),
-                 {"2 of 128 child grids started but were never seen to end", "launched by block 1"});
+                 {"2 of 128 child grids started but were never seen to end", "launched by block 1 thread 5"});
   expect_failure(verdicts::judge_all_ran({}, 4, 32), {"no child grid ran", "where it expected 128"});
 }
 

@@ -651,6 +651,7 @@ RecordedTimeline check_grid_timeline() {
       const auto parent = kernel_of.find(launch.parent_grid);
       if (parent != kernel_of.end()) grid.parent_kernel = parent->second;
       grid.parent_block = launch.parent_block;
+      grid.parent_thread = launch.parent_thread;
       grid.stream = static_cast<int>(launch.stream);
       grid.stream_handle = launch.stream_handle;
       grid.launched = launch.launched;

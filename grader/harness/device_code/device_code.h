@@ -134,6 +134,7 @@ struct RecordedGrid {
   unsigned long long parent = 0;    ///< the launching grid's %gridid (from_device)
   std::string parent_kernel;        ///< its kernel, mangled; empty where that grid is not recorded
   unsigned long long parent_block = 0;
+  unsigned long long parent_thread = 0;  ///< the launching thread in its block (from_device)
   int stream = -1;                  ///< LaunchRecord::stream (from_device)
   unsigned long long stream_handle = 0;
   unsigned long long blocks = 0;

@@ -105,6 +105,7 @@ struct LaunchRecord {
   unsigned long long child;        ///< the launched kernel's address; 0: the hooks could not tell
   unsigned long long parent_grid;  ///< %gridid of the launching thread
   unsigned long long parent_block; ///< the launching thread's block (linear index)
+  unsigned long long parent_thread; ///< the launching thread in its block (linear index)
   unsigned long long stream;       ///< 0: the NULL stream, 1: tail, 2: fire-and-forget, 3: a created one
   unsigned long long stream_handle;
   unsigned long long launched;     ///< global timer just before the launch
@@ -138,6 +139,10 @@ struct HookState {
   /// address: 0 is free, kForgotten a launched one), and the edge slot of each.
   unsigned long long pending[kPendingLaunchSlots];
   unsigned pending_edge[kPendingLaunchSlots];
+  /// The kernel each pending buffer launches, as its own thread asked for the buffer: what the
+  /// launch's record is keyed by (an edge's child, written by whichever thread claimed the edge,
+  /// may not yet be visible to another SM).
+  unsigned long long pending_child[kPendingLaunchSlots];
   /// When the exercise's grids ran, in this run (control.record_grids).
   GridTimelineRecords timeline;
 };

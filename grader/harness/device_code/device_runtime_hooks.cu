@@ -162,28 +162,32 @@ __device__ unsigned long long& pending_slot(const void* buffer, int probe) {
   return state().pending[probe_slot(reinterpret_cast<unsigned long long>(buffer), probe, kPendingLaunchSlots)];
 }
 
-/// The buffer will be launched by this thread: its edge waits for it here.
-__device__ void remember_pending(const void* buffer, unsigned edge) {
+/// The buffer will be launched by this thread: its edge and its kernel wait for it here.
+__device__ void remember_pending(const void* buffer, unsigned edge, unsigned long long child) {
   const unsigned long long address = reinterpret_cast<unsigned long long>(buffer);
   for (int probe = 0; probe < kProbes; ++probe) {
     unsigned long long& slot = pending_slot(buffer, probe);
     const unsigned long long seen = atomicCAS(&slot, 0ull, address);
     if (seen == 0ull || (seen == kForgotten && atomicCAS(&slot, kForgotten, address) == kForgotten)) {
       state().pending_edge[&slot - state().pending] = edge;
+      state().pending_child[&slot - state().pending] = child;
       return;
     }
   }
 }
 
-/// The edge slot the buffer's request chose (and the buffer forgotten), or the unknown edge's.
-__device__ LaunchEdgeCounts* take_pending(const void* buffer) {
+/// The edge slot the buffer's request chose (and the buffer forgotten), or the unknown edge's;
+/// *child: the kernel the request named (0 where the buffer was not remembered).
+__device__ LaunchEdgeCounts* take_pending(const void* buffer, unsigned long long* child) {
   const unsigned long long address = reinterpret_cast<unsigned long long>(buffer);
+  *child = 0;
   for (int probe = 0; probe < kProbes; ++probe) {
     unsigned long long& slot = pending_slot(buffer, probe);
     const unsigned long long seen = *static_cast<volatile unsigned long long*>(&slot);
     if (seen == 0ull) break;
     if (seen != address) continue;
     const unsigned edge = state().pending_edge[&slot - state().pending];
+    *child = state().pending_child[&slot - state().pending];
     atomicExch(&slot, kForgotten);
     return edge < kLaunchEdgeSlots ? &state().edges[edge] : unknown_edge();
   }
@@ -260,17 +264,16 @@ namespace {
 
 /// A record of this launch for the timeline, published before the launch (its grid's first block
 /// looks for it); nullptr where every record is taken.
-__device__ LaunchRecord* record_launch(const LaunchEdgeCounts* edge, const void* parameters, int into,
+__device__ LaunchRecord* record_launch(unsigned long long child, const void* parameters, int into,
                                        cudaStream_t stream) {
   const unsigned long long at = atomicAdd(&state().timeline.launches_recorded, 1ull);
   if (at >= static_cast<unsigned long long>(kTimelineLaunches)) return nullptr;
   LaunchRecord& launch = state().timeline.launches[at];
-  // The edge's child was written by the thread that claimed the edge: read it past any cache.
-  const unsigned long long child = edge != nullptr ? *static_cast<const volatile unsigned long long*>(&edge->child) : 0ull;
   const unsigned long long key = child != 0 ? cdplab_hook_launch_key(child, parameters) : 0ull;
   launch.child = child;
   launch.parent_grid = grid_id() ^ cdplab::harness::kGridIdMark;
   launch.parent_block = linear_block();
+  launch.parent_thread = (static_cast<unsigned long long>(threadIdx.z) * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
   launch.stream = static_cast<unsigned long long>(into);
   launch.stream_handle = reinterpret_cast<unsigned long long>(stream);
   launch.launched = global_time_ns();
@@ -299,14 +302,15 @@ extern "C" __device__ void* cdplab_hook_GetParameterBufferFrom(void* child, dim3
     const unsigned long long address = reinterpret_cast<unsigned long long>(child);
     const unsigned long long key = (static_cast<unsigned long long>(caller + 1) << 56) ^ (address & ((1ull << 56) - 1));
     LaunchEdgeCounts* edge = edge_slot(key, address, caller);
-    remember_pending(buffer, edge != nullptr ? static_cast<unsigned>(edge - state().edges) : ~0u);
+    remember_pending(buffer, edge != nullptr ? static_cast<unsigned>(edge - state().edges) : ~0u, address);
   }
   return buffer;
 }
 
 extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, cudaStream_t stream) {
   const unsigned long long index = atomicAdd(&state().counts.launches, 1ull);
-  LaunchEdgeCounts* edge = take_pending(parameters);
+  unsigned long long child = 0;  // the kernel this thread asked the buffer for
+  LaunchEdgeCounts* edge = take_pending(parameters, &child);
   int into = 3;
   if (stream == nullptr) into = 0;
   else if (stream == cudaStreamTailLaunch) into = 1;
@@ -327,7 +331,7 @@ extern "C" __device__ cudaError_t cdplab_hook_LaunchDeviceV2(void* parameters, c
     owe_error();
     return cudaErrorLaunchPendingCountExceeded;
   }
-  LaunchRecord* record = state().control.record_grids != 0 ? record_launch(edge, parameters, into, stream) : nullptr;
+  LaunchRecord* record = state().control.record_grids != 0 ? record_launch(child, parameters, into, stream) : nullptr;
   const cudaError_t status = cudaLaunchDeviceV2(parameters, stream);
   if (status != cudaSuccess) {
     count(state().counts.launches_failed);

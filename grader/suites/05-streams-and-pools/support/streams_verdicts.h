@@ -64,7 +64,7 @@ inline std::pair<unsigned, int> busiest_block(const std::vector<Span>& spans) {
 }
 
 /// Every one of the blocks x threads children ran: the grader recorded one child grid per parent
-/// thread (group: the launching block), and saw each of them end.
+/// thread (group: the launching block, lane: the launching thread), and saw each of them end.
 inline Verdict judge_all_ran(const std::vector<Span>& spans, unsigned blocks, unsigned threads) {
   const std::size_t expected = std::size_t{blocks} * threads;
   const std::string launch = "Every parent thread launches concurrency_child<<<1, kConcurrencyChildThreads>>>(spans, "
@@ -75,15 +75,21 @@ inline Verdict judge_all_ran(const std::vector<Span>& spans, unsigned blocks, un
         << " (one per parent thread). " << launch;
     return oracle::fail(out.str());
   }
-  if (spans.size() != expected) {
-    std::vector<std::size_t> per_block(blocks, 0);
-    std::size_t strangers = 0;
-    for (const Span& s : spans) (s.group < blocks ? per_block[s.group] : strangers)++;
+  // Children per parent thread: exactly one each, from the threads of the parent grid only.
+  std::vector<unsigned> per_thread(expected, 0);
+  std::size_t strangers = 0;
+  for (const Span& s : spans) {
+    if (s.group < blocks && s.lane < threads) ++per_thread[std::size_t{s.group} * threads + s.lane];
+    else ++strangers;
+  }
+  const auto odd = std::find_if(per_thread.begin(), per_thread.end(), [](unsigned n) { return n != 1; });
+  if (spans.size() != expected || odd != per_thread.end() || strangers > 0) {
     out << spans.size() << " child grids ran; expected " << expected << ", one per parent thread";
-    for (unsigned b = 0; b < blocks; ++b) {
-      if (per_block[b] == threads) continue;
-      out << "; block " << b << " launched " << per_block[b] << ", where it has " << threads << " threads";
-      break;
+    if (odd != per_thread.end()) {
+      const auto at = static_cast<std::size_t>(odd - per_thread.begin());
+      out << "; block " << at / threads << " thread " << at % threads << " launched " << *odd;
+    } else if (strangers > 0) {
+      out << "; " << strangers << " came from outside the parent's " << blocks << " x " << threads << " threads";
     }
     out << ". " << launch;
     return oracle::fail(out.str());
@@ -96,8 +102,8 @@ inline Verdict judge_all_ran(const std::vector<Span>& spans, unsigned blocks, un
   }
   if (unfinished == 0) return oracle::pass();
   out << unfinished << " of " << expected << " child grids started but were never seen to end, the first of them "
-      << "launched by block " << first->group << ". Each child ends once it has worked child_ns: a child that "
-      << "never ends waits for something";
+      << "launched by block " << first->group << " thread " << first->lane << ". Each child ends once it has worked "
+      << "child_ns: a child that never ends waits for something";
   return oracle::fail(out.str());
 }
 
