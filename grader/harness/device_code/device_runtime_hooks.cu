@@ -57,6 +57,11 @@ __device__ unsigned long long linear_block() {
   return (static_cast<unsigned long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
 }
 
+/// This thread's linear index in its block.
+__device__ unsigned long long linear_thread() {
+  return (static_cast<unsigned long long>(threadIdx.z) * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+}
+
 /// The slot of a table of `slots` that a search for `key` looks at `probe` places after its home.
 __device__ unsigned probe_slot(unsigned long long key, int probe, unsigned slots) {
   return (static_cast<unsigned>((key * 0x9e3779b97f4a7c15ull) >> 40) + static_cast<unsigned>(probe)) % slots;
@@ -65,8 +70,7 @@ __device__ unsigned probe_slot(unsigned long long key, int probe, unsigned slots
 /// This thread in this grid: the grid's id and the thread's linear index in it, folded into one
 /// key that is never 0.
 __device__ unsigned long long thread_key() {
-  const unsigned long long thread = linear_block() * blockDim.x * blockDim.y * blockDim.z +
-                                    (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  const unsigned long long thread = linear_block() * blockDim.x * blockDim.y * blockDim.z + linear_thread();
   return (this_grid() << 40) ^ (thread + 1);
 }
 
@@ -273,7 +277,7 @@ __device__ LaunchRecord* record_launch(unsigned long long child, const void* par
   launch.child = child;
   launch.parent_grid = grid_id() ^ cdplab::harness::kGridIdMark;
   launch.parent_block = linear_block();
-  launch.parent_thread = (static_cast<unsigned long long>(threadIdx.z) * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  launch.parent_thread = linear_thread();
   launch.stream = static_cast<unsigned long long>(into);
   launch.stream_handle = reinterpret_cast<unsigned long long>(stream);
   launch.launched = global_time_ns();
