@@ -206,15 +206,27 @@ grading::BuildTree open_own_tree(const Context& ctx, const std::vector<const man
   return tree;
 }
 
+namespace {
+
+/// `file` locked, once whoever holds it lets go: `waiting` is said (unless empty) when it has to
+/// wait; Ctrl-C or a cancelled job stops the wait with UsageError(`stopped`).
+files::HeldLock wait_for_lock(const fs::path& file, const std::string& waiting, const std::string& stopped) {
+  files::HeldLock lock = files::wait_for_any({file}, process::cancelled, [&] {
+    if (!waiting.empty()) std::cerr << "cdplab: " << waiting << "\n";
+  });
+  if (!lock.held()) throw UsageError(stopped);
+  return lock;
+}
+
+}  // namespace
+
 files::HeldLock one_check_at_a_time(const Context& ctx) {
   // A missing build folder is open_own_tree's to report (it says how to configure it again).
   if (!fs::is_directory(ctx.own_build)) return {};
   try {
-    files::HeldLock lock = files::wait_for_any({ctx.own_build / "cdplab-check.lock"}, process::cancelled, [] {
-      std::cerr << "cdplab: another cdplab check or watch is running in this project; this one waits for it\n";
-    });
-    if (!lock.held()) throw UsageError("stopped while waiting for the other check");
-    return lock;
+    return wait_for_lock(ctx.own_build / "cdplab-check.lock",
+                         "another cdplab check or watch is running in this project; this one waits for it",
+                         "stopped while waiting for the other check");
   } catch (const UsageError&) {
     throw;
   } catch (const std::runtime_error& error) {  // a file system that cannot lock
@@ -695,10 +707,9 @@ grading::GradeReport grade_submission(Context& ctx, const fs::path& dir, const f
   // other's build: the second waits.
   fs::create_directories(build_dir.parent_path(), ignored);
   const files::HeldLock grading_here =
-      files::wait_for_any({build_dir.string() + ".lock"}, process::cancelled, [&] {
-        if (!args.quiet) std::cerr << "cdplab: another grading uses " << build_dir.string() << "; this one waits for it\n";
-      });
-  if (!grading_here.held()) throw UsageError("stopped while waiting for the other grading of " + build_dir.string());
+      wait_for_lock(build_dir.string() + ".lock",
+                    args.quiet ? "" : "another grading uses " + build_dir.string() + "; this one waits for it",
+                    "stopped while waiting for the other grading of " + build_dir.string());
   fs::remove_all(build_dir, ignored);
   grading::BuildTree tree(ctx.root, build_dir, ctx.toolchain);
   if (!args.quiet) std::cerr << "cdplab: grading " << dir.string() << " (build tree " << build_dir.string() << ")\n";
