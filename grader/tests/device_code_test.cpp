@@ -314,7 +314,9 @@ TEST_CASE("device code: a grid's launch key reads its parameters where the launc
       "\t.param .u8 _Z4workPiiS_c_param_3,\n\t.param .u64 .ptr .global .align 1 _Z4workPiiS_c_param_4\n)\n"
       "{\n\t.reg .pred %p<2>;\n\tsetp.eq.u32 %p1, 1, 1;\n"
       "\t@%p1 ret;\n\tret;\n}\n"
-      ".visible .entry _Z4idlev()\n{\n\texit;\n}\n";
+      // A thread may leave its kernel from inside a device function, guarded or not.
+      ".func _Z4quitb()\n{\n\t.reg .pred %q<2>;\n\tsetp.eq.u32 %q1, 1, 1;\n\t@!%q1 exit;\n\texit;\n}\n"
+      ".visible .entry _Z4idlev()\n{\n\tcall.uni \t_Z4quitb;\n\texit;\n}\n";
   const auto instrumented = instrument_ptx(ptx, tag, true);
   const std::string& out = instrumented.ptx;
   INFO(out);
@@ -334,7 +336,10 @@ TEST_CASE("device code: a grid's launch key reads its parameters where the launc
   // Every way out of a kernel goes through the block-end hook: the guarded return too.
   CHECK(count_of(out, "@%p1 bra \t$cdplab_end_0;") == 1);
   CHECK(count_of(out, "$cdplab_end_1:\n\tcall \t" + tag + "block_end;") == 1);
-  CHECK(count_of(out, "\texit;") == 0);
+  // ... and so does every way out of a device function that ends the thread.
+  CHECK(count_of(out, "@%q1 bra \t$cdplab_stays_0;\n\tcall \t" + tag + "block_end;\n\texit;\n$cdplab_stays_0:") == 1);
+  CHECK(count_of(out, "\tcall \t" + tag + "block_end;\n\texit;") == 2);
+  CHECK(count_of(out, "\texit;") == 2);
   // It links: ptxas accepts what was added.
   const auto result = link_device_code({{"exercise", out}, {"hooks", hooks_ptx(tag, hook_state_key(tag))}},
                                        {CDPLAB_CUDADEVRT}, "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));

@@ -236,6 +236,29 @@ std::string with_exits_to(const std::string& body, const std::string& label) {
   return std::regex_replace(body, exit, "$1$2$3bra \t" + label + ";");
 }
 
+/// A device function's `body` with the block-end hook `end` called before every `exit;` in it: a
+/// thread that leaves its kernel from inside a function still ends its warp's part of the grid.
+std::string with_exits_through(const std::string& body, const std::string& end) {
+  static const std::regex exit(R"((^|\n)([ \t]*)(?:@(!?)(%[A-Za-z0-9_$]+)[ \t]+)?exit(?:\.uni)?[ \t]*;)");
+  std::string out;
+  std::size_t copied = 0;
+  int guarded = 0;
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), exit); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    out.append(body, copied, static_cast<std::size_t>(m.position(0)) - copied);
+    const std::string indent = m.str(1) + m.str(2);
+    const std::string call = "\tcall \t" + end + ";\n\texit;";
+    if (m[4].matched) {  // `@p exit;`: past the call and the exit unless p
+      const std::string past = "$cdplab_stays_" + std::to_string(guarded++);
+      out += indent + "@" + (m.str(3).empty() ? "!" : "") + m.str(4) + " bra \t" + past + ";\n" + call + "\n" + past + ":";
+    } else {
+      out += indent + call;
+    }
+    copied = static_cast<std::size_t>(m.position(0) + m.length(0));
+  }
+  return out.append(body, copied, std::string::npos);
+}
+
 /// Every kernel defined in `ptx` made to record its grids (see instrument_ptx): it computes its
 /// launch key and calls `<tag>block_start(kernel index in kernels, key)` first, and
 /// `<tag>block_end()` wherever it ends; and the module gains `<tag>launch_key(child, buffer)`.
@@ -258,9 +281,16 @@ std::string with_grid_recording(const std::string& ptx, const std::string& tag, 
   std::string key_function;  // the body of <tag>launch_key: a branch per kernel
   std::string key_cases;
   for (const auto& h : headers) {
-    if (!h.kernel || h.body == std::string::npos) continue;
+    if (h.body == std::string::npos) continue;
     const std::size_t close = body_end(ptx, h.body);
     if (close == std::string::npos) continue;
+    if (!h.kernel) {
+      if (!record_grids) continue;
+      out.append(ptx, copied, h.body - copied);
+      out += with_exits_through(ptx.substr(h.body, close - h.body), end);
+      copied = close;
+      continue;
+    }
     const auto index = static_cast<std::size_t>(std::find(kernels.begin(), kernels.end(), h.name) - kernels.begin());
     const auto params = kernel_params(ptx, h);
     const std::string label = "$cdplab_end_" + std::to_string(index);
