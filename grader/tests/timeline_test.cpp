@@ -274,6 +274,30 @@ TEST_CASE("timeline verdicts: children that never ran, or never ended, are repor
   expect_failure(verdicts::judge_all_ran({}, 4, 32), {"no child grid ran", "where it expected 128"});
 }
 
+TEST_CASE("timeline verdicts: children that worked less than child_ns, or wrote another's span, are reported") {
+  const auto spans = serial_chains(4, 32, 20'000, 0, 5'000);
+  expect_pass(verdicts::judge_children_worked(spans, 20'000));
+  expect_failure(verdicts::judge_children_worked(spans, 20'001),
+                 {"the child launched by block 0 thread 0 ran 20000 ns, less than the 20001 ns", "child_ns"});
+  auto one_short = spans;
+  one_short[70].end_ns -= 1;  // block 2 thread 6
+  expect_failure(verdicts::judge_children_worked(one_short, 20'000), {"block 2 thread 6 ran 19999 ns"});
+
+  // What launch_timed_children returns is judged slot by slot: in slot order, each one written.
+  expect_pass(verdicts::judge_returned_spans(spans, 4, 32, 20'000));
+  expect_failure(verdicts::judge_returned_spans(spans, 4, 16, 20'000), {"returned 128 spans; expected 64"});
+  auto overwritten = spans;  // every child given slot threadIdx.x: only block 0's slots written
+  for (std::size_t slot = 32; slot < overwritten.size(); ++slot) overwritten[slot].start_ns = overwritten[slot].end_ns = 0;
+  expect_failure(verdicts::judge_returned_spans(overwritten, 4, 32, 20'000),
+                 {"span 32 of what launch_timed_children returned (block 1 thread 0) was never written",
+                  "blockIdx.x * blockDim.x + threadIdx.x"});
+  expect_failure(verdicts::judge_returned_spans(one_short, 4, 32, 20'000),
+                 {"span 70", "(block 2 thread 6) lasted 19999 ns, less than 20000"});
+  auto backwards = spans;
+  std::swap(backwards[3].start_ns, backwards[3].end_ns);
+  expect_failure(verdicts::judge_returned_spans(backwards, 4, 32, 20'000), {"span 3", "lasted 0 ns"});
+}
+
 // ----- judges of the pools checks --------------------------------------------------------
 
 TEST_CASE("timeline verdicts: a pool run short of entries says how many launches failed") {

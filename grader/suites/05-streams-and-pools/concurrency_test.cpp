@@ -51,7 +51,7 @@ std::vector<Span> run_children(LaunchStrategy strategy, unsigned blocks, unsigne
   cdplab::harness::advise_on_hang(
       "each child works well under a millisecond and the parent never waits for one: a hang means a "
       "kernel spins on something that never happens");
-  (void)cdplab::streams::launch_timed_children(strategy, blocks, threads, child_ns);
+  const std::vector<Span> returned = cdplab::streams::launch_timed_children(strategy, blocks, threads, child_ns);
   const auto timeline = cdplab::harness::check_grid_timeline();
   if (timeline.runs == 0) {
     FAIL_CHECK("the grader recorded none of the exercise's grids, so it cannot tell when the children ran");
@@ -66,6 +66,10 @@ std::vector<Span> run_children(LaunchStrategy strategy, unsigned blocks, unsigne
   const auto all_ran = verdicts::judge_all_ran(spans, blocks, threads);
   CHECK_MESSAGE(all_ran.ok, all_ran.message);
   if (!all_ran.ok) return {};
+  const auto worked = verdicts::judge_children_worked(spans, child_ns);
+  CHECK_MESSAGE(worked.ok, worked.message);
+  const auto written = verdicts::judge_returned_spans(returned, blocks, threads, child_ns);
+  CHECK_MESSAGE(written.ok, written.message);
   // The timeline may look right with children in another kind of stream: each launch is judged
   // where it went, as the grader saw it made.
   using cdplab::harness::LaunchStream;

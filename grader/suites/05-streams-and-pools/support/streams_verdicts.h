@@ -107,6 +107,46 @@ inline Verdict judge_all_ran(const std::vector<Span>& spans, unsigned blocks, un
   return oracle::fail(out.str());
 }
 
+/// Every recorded child grid lasted at least `child_ns`: the parent passed its own child_ns on (a
+/// child told to work less ends early, and a timeline of such children tells the strategies apart
+/// no more). The record's start and end enclose the child's own wait, on one SM's clock.
+inline Verdict judge_children_worked(const std::vector<Span>& spans, unsigned child_ns) {
+  const auto short_one =
+      std::find_if(spans.begin(), spans.end(), [&](const Span& s) { return s.end_ns - s.start_ns < child_ns; });
+  if (short_one == spans.end()) return oracle::pass();
+  std::ostringstream out;
+  out << "the child launched by block " << short_one->group << " thread " << short_one->lane << " ran "
+      << short_one->end_ns - short_one->start_ns << " ns, less than the " << child_ns
+      << " ns it is given to work: pass concurrency_parent's child_ns on to concurrency_child unchanged";
+  return oracle::fail(out.str());
+}
+
+/// What launch_timed_children returned: one span per parent thread, in slot order, each written by
+/// its own child (start and end, at least `child_ns` apart). A child given another thread's slot
+/// writes over that slot and leaves its own at zero.
+inline Verdict judge_returned_spans(const std::vector<Span>& returned, unsigned blocks, unsigned threads,
+                                    unsigned child_ns) {
+  const std::size_t expected = std::size_t{blocks} * threads;
+  std::ostringstream out;
+  if (returned.size() != expected) {
+    out << "launch_timed_children returned " << returned.size() << " spans; expected " << expected
+        << ", one per parent thread";
+    return oracle::fail(out.str());
+  }
+  for (std::size_t slot = 0; slot < expected; ++slot) {
+    const Span& s = returned[slot];
+    if (s.start_ns != 0 && s.end_ns >= s.start_ns + child_ns) continue;
+    out << "span " << slot << " of what launch_timed_children returned (block " << slot / threads << " thread "
+        << slot % threads << ") ";
+    if (s.start_ns == 0) out << "was never written";
+    else out << "lasted " << (s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0) << " ns, less than " << child_ns;
+    out << ": each thread passes its own slot, blockIdx.x * blockDim.x + threadIdx.x, and child_ns to "
+        << "concurrency_child, so that every child records its own span";
+    return oracle::fail(out.str());
+  }
+  return oracle::pass();
+}
+
 /// NULL stream: the children of each block ran one at a time.
 inline Verdict judge_serial_within_blocks(const std::vector<Span>& spans) {
   std::vector<Span> trimmed = spans;
