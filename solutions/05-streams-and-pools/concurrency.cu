@@ -11,7 +11,8 @@
 //   fire-and-forget  cudaStreamFireAndForget: every launch is a stream of its own, with nothing
 //                    to create or destroy.
 // The host then turns the spans into a timeline (cdplab/timeline.h) that shows the difference.
-// The grader does not read the spans: it records when each of your grids ran itself, and
+// The grader judges the order of the grids from its own record of when each of them ran, not
+// from the spans (it only checks that every slot was written by its own child), and
 // `cdplab check concurrency --timeline` draws that record.
 #include "cdplab/check.h"
 #include "cdplab/device_array.h"
