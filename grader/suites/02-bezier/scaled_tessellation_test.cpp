@@ -133,7 +133,9 @@ struct Workload {
         "Here a hang most likely means the pending launch pool is too small for " + std::to_string(n) +
         " child launches: with named streams, launches past the pool can stall the GPU instead of failing "
         "with cudaErrorLaunchPendingCountExceeded. Raise cudaLimitDevRuntimePendingLaunchCount from the host "
-        "before the parent launch (at least one pending launch per line)");
+        "before the parent launch (at least one pending launch per line). If your code already does, tell your "
+        "instructor: this check has also stalled with the reference solution on an H100, a fault of the grader "
+        "that is not yet understood (the instructor guide, \"Honesty guarantees and their limits\")");
     try {
       cdplab::bezier::tessellate_scaled(device.lines.data(), device.out.data(), n, stream, t);
     } catch (const cdplab::DeviceLaunchError& error) {
