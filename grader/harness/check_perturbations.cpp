@@ -15,10 +15,9 @@ void set_check_perturbations(bool on, bool record_grids) noexcept {
     // Recorded under compute-sanitizer too (`on` false there): a suite may read its verdicts from
     // the record, and the tools watch that run as any other.
     const bool record = record_grids && grid_recording_asked();
-    static const bool turned_off = perturbations_turned_off(std::getenv("CDPLAB_CHECK_PERTURBATIONS"));
-    const bool perturb = on && !turned_off;
-    set_device_perturbations(perturb ? kCheckLaunchDelayNs : 0, perturb ? kCheckBlockDelayNs : 0, kPerturbedLaunches,
-                             record);
+    static const PerturbationsAsked asked = perturbations_asked(std::getenv("CDPLAB_CHECK_PERTURBATIONS"));
+    set_device_perturbations(on && asked.launches ? kCheckLaunchDelayNs : 0, on && asked.blocks ? kCheckBlockDelayNs : 0,
+                             kPerturbedLaunches, record);
   } catch (...) {
     (void)cudaGetLastError();
   }

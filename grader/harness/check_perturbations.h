@@ -10,6 +10,8 @@
 ///        up. Timed runs (speed.h) turn both off.
 #pragma once
 
+#include <cstddef>
+
 namespace cdplab::harness {
 
 /// How long a launching thread waits after each launch in a check: longer than a child grid
@@ -26,18 +28,35 @@ inline constexpr unsigned kCheckBlockDelayNs = 10000;
 /// reference (ten thousand children, each in a named stream its parent thread creates and
 /// destroys) never finished when every launch and every child block was held, while the races
 /// the checks look for show within a few launches. A bound of the work the perturbations slow,
-/// not a measured threshold: no run with it has been timed on a GPU yet.
+/// not a measured threshold; it did not end that stall on an H100 (docs/instructor-guide.md).
 inline constexpr unsigned long long kPerturbedLaunches = 1024;
 
-/// Whether CDPLAB_CHECK_PERTURBATIONS's value `setting` (nullptr: not set) turns the checks'
-/// perturbations off: "off" does, for an instructor who needs to tell whether a check that stalls
-/// stalls because of them. Only the environment of the check processes counts: a grading runs them
-/// in the grader's, so a student's setting changes only the student's own practice runs.
-inline bool perturbations_turned_off(const char* setting) {
-  return setting != nullptr && setting[0] == 'o' && setting[1] == 'f' && setting[2] == 'f' && setting[3] == '\0';
+/// Which of the two perturbations a check applies.
+struct PerturbationsAsked {
+  bool launches = true;  ///< the hold after each launch
+  bool blocks = true;    ///< the delay before each block
+};
+
+/// What CDPLAB_CHECK_PERTURBATIONS's value `setting` (nullptr: not set) asks for: "off" neither,
+/// "launches" the launch hold alone, "blocks" the block delay alone, anything else both. It is for
+/// an instructor who needs to tell whether (and which of) the perturbations stall a check. Only
+/// the environment of the check processes counts: a grading runs them in the grader's, so a
+/// student's setting changes only the student's own practice runs.
+inline PerturbationsAsked perturbations_asked(const char* setting) {
+  const auto is = [setting](const char* word) {
+    if (setting == nullptr) return false;
+    std::size_t at = 0;
+    for (; word[at] != '\0'; ++at)
+      if (setting[at] != word[at]) return false;
+    return setting[at] == '\0';
+  };
+  if (is("off")) return {false, false};
+  if (is("launches")) return {true, false};
+  if (is("blocks")) return {false, true};
+  return {};
 }
 
-/// Turns both perturbations on (`on`; never where CDPLAB_CHECK_PERTURBATIONS=off) or off, and the
+/// Turns the perturbations on (`on`: those CDPLAB_CHECK_PERTURBATIONS asks for) or off, and the
 /// recording of the exercise's grids for the timeline on where `record_grids` asks for it (in a
 /// check, under compute-sanitizer too; never in a timed run) and the process was instrumented for it
 /// (device_code.h: grid_recording_asked, check_records_grids). Leaves no CUDA error behind.

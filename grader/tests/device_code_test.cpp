@@ -375,11 +375,18 @@ TEST_CASE("device code: an exercise that names the hooks' counters to write them
   CHECK(result.log.find("cdplab_hook_counts") != std::string::npos);
 }
 
-TEST_CASE("checks' perturbations: only CDPLAB_CHECK_PERTURBATIONS=off turns them off") {
-  CHECK(cdplab::harness::perturbations_turned_off("off"));
-  for (const char* other : {"", "of", "offf", "OFF", "on", "0", "false"}) {
-    INFO(other);
-    CHECK_FALSE(cdplab::harness::perturbations_turned_off(other));
-  }
-  CHECK_FALSE(cdplab::harness::perturbations_turned_off(nullptr));
+TEST_CASE("checks' perturbations: CDPLAB_CHECK_PERTURBATIONS turns off both, or one of the two") {
+  using cdplab::harness::perturbations_asked;
+  const auto expect = [](const char* setting, bool launches, bool blocks) {
+    const std::string shown = setting == nullptr ? "(not set)" : setting;
+    INFO(shown);
+    CHECK(perturbations_asked(setting).launches == launches);
+    CHECK(perturbations_asked(setting).blocks == blocks);
+  };
+  expect("off", false, false);
+  expect("launches", true, false);
+  expect("blocks", false, true);
+  expect(nullptr, true, true);
+  for (const char* other : {"", "of", "offf", "OFF", "on", "0", "false", "launche", "launchesx", "block", "blocks "})
+    expect(other, true, true);
 }
