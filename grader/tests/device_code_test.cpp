@@ -315,7 +315,8 @@ TEST_CASE("device code: a grid's launch key reads its parameters where the launc
       "{\n\t.reg .pred %p<2>;\n\tsetp.eq.u32 %p1, 1, 1;\n"
       "\t@%p1 ret;\n\tret;\n}\n"
       // A thread may leave its kernel from inside a device function, guarded or not.
-      ".func _Z4quitb()\n{\n\t.reg .pred %q<2>;\n\tsetp.eq.u32 %q1, 1, 1;\n\t@!%q1 exit;\n\texit;\n}\n"
+      ".func _Z4quitb()\n{\n\t.reg .pred %q<2>;\n\t.reg .pred p9;\n\tsetp.eq.u32 %q1, 1, 1;\n\tsetp.eq.u32 p9, 1, 1;\n"
+      "\t@!%q1 exit;\n\t@p9 exit;\n\texit;\n}\n"
       ".visible .entry _Z4idlev()\n{\n\tcall.uni \t_Z4quitb;\n\texit;\n}\n";
   const auto instrumented = instrument_ptx(ptx, tag, true);
   const std::string& out = instrumented.ptx;
@@ -338,8 +339,9 @@ TEST_CASE("device code: a grid's launch key reads its parameters where the launc
   CHECK(count_of(out, "$cdplab_end_1:\n\tcall \t" + tag + "block_end;") == 1);
   // ... and so does every way out of a device function that ends the thread.
   CHECK(count_of(out, "@%q1 bra \t$cdplab_stays_0;\n\tcall \t" + tag + "block_end;\n\texit;\n$cdplab_stays_0:") == 1);
-  CHECK(count_of(out, "\tcall \t" + tag + "block_end;\n\texit;") == 2);
-  CHECK(count_of(out, "\texit;") == 2);
+  CHECK(count_of(out, "@!p9 bra \t$cdplab_stays_1;\n\tcall \t" + tag + "block_end;\n\texit;\n$cdplab_stays_1:") == 1);
+  CHECK(count_of(out, "\tcall \t" + tag + "block_end;\n\texit;") == 3);
+  CHECK(count_of(out, "\texit;") == 3);
   // It links: ptxas accepts what was added.
   const auto result = link_device_code({{"exercise", out}, {"hooks", hooks_ptx(tag, hook_state_key(tag))}},
                                        {CDPLAB_CUDADEVRT}, "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));

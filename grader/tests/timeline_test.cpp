@@ -283,19 +283,44 @@ TEST_CASE("timeline verdicts: children that worked less than child_ns, or wrote 
   one_short[70].end_ns -= 1;  // block 2 thread 6
   expect_failure(verdicts::judge_children_worked(one_short, 20'000), {"block 2 thread 6 ran 19999 ns"});
 
-  // What launch_timed_children returns is judged slot by slot: in slot order, each one written.
-  expect_pass(verdicts::judge_returned_spans(spans, 4, 32, 20'000));
-  expect_failure(verdicts::judge_returned_spans(spans, 4, 16, 20'000), {"returned 128 spans; expected 64"});
-  auto overwritten = spans;  // every child given slot threadIdx.x: only block 0's slots written
+  // What launch_timed_children returns is judged slot by slot: in slot order, each one written, each
+  // within the recorded run of the child its own thread launched.
+  const auto written_by = [](std::vector<Span> children) {  // what each child writes: its own run, inside its grid
+    for (Span& s : children) {
+      s.start_ns += 300;
+      s.end_ns -= 200;
+    }
+    return children;
+  };
+  const auto recorded = serial_chains(4, 32, 20'500, 0, 5'000);
+  const auto returned = written_by(recorded);
+  expect_pass(verdicts::judge_returned_spans(returned, recorded, 4, 32, 20'000));
+  expect_failure(verdicts::judge_returned_spans(returned, recorded, 4, 16, 20'000),
+                 {"returned 128 spans; expected 64"});
+  auto overwritten = returned;  // every child given slot threadIdx.x: only block 0's slots written
   for (std::size_t slot = 32; slot < overwritten.size(); ++slot) overwritten[slot].start_ns = overwritten[slot].end_ns = 0;
-  expect_failure(verdicts::judge_returned_spans(overwritten, 4, 32, 20'000),
+  expect_failure(verdicts::judge_returned_spans(overwritten, recorded, 4, 32, 20'000),
                  {"span 32 of what launch_timed_children returned (block 1 thread 0) was never written",
                   "blockIdx.x * blockDim.x + threadIdx.x"});
-  expect_failure(verdicts::judge_returned_spans(one_short, 4, 32, 20'000),
+  auto too_short = returned;
+  too_short[70].end_ns = too_short[70].start_ns + 19'999;  // block 2 thread 6
+  expect_failure(verdicts::judge_returned_spans(too_short, recorded, 4, 32, 20'000),
                  {"span 70", "(block 2 thread 6) lasted 19999 ns, less than 20000"});
-  auto backwards = spans;
+  auto backwards = returned;
   std::swap(backwards[3].start_ns, backwards[3].end_ns);
-  expect_failure(verdicts::judge_returned_spans(backwards, 4, 32, 20'000), {"span 3", "lasted 0 ns"});
+  expect_failure(verdicts::judge_returned_spans(backwards, recorded, 4, 32, 20'000), {"span 3", "lasted 0 ns"});
+  // Slots given out shifted by one within a block: every slot written, each by a neighbour's child.
+  auto shifted = returned;
+  for (unsigned b = 0; b < 4; ++b)
+    for (unsigned t = 0; t < 32; ++t) shifted[b * 32 + (t + 1) % 32] = returned[b * 32 + t];
+  expect_failure(verdicts::judge_returned_spans(shifted, recorded, 4, 32, 20'000),
+                 {"span 0 of what launch_timed_children returned (block 0 thread 0) was not written by the child "
+                  "that thread launched: that child's grid ran 20500 ns, and the span starts 635800 ns after that "
+                  "grid started and lasts 20000 ns"});
+  auto early = returned;  // a span that starts before its child's grid did
+  early[5].start_ns -= 1'000;
+  expect_failure(verdicts::judge_returned_spans(early, recorded, 4, 32, 20'000),
+                 {"span 5", "the span starts 700 ns before that grid started"});
 }
 
 // ----- judges of the pools checks --------------------------------------------------------

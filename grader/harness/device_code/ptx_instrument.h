@@ -22,8 +22,8 @@ namespace cdplab::harness::device_code {
 /// each block for a time drawn per block, so that the order blocks run in is not always the GPU's
 /// usual one. `kernel` is the kernel's index in `kernels`. With `record_grids` (the timeline: asked
 /// for with CDPLAB_GRID_RECORDING=on) each kernel also calls `<tag>block_end()` wherever it ends
-/// (each `ret` and `exit`, and each `exit` in a device function it calls), and `key` mixes the index with the kernel's parameters (their first 64
-/// bytes); the module's `<tag>launch_key(child, buffer)` mixes the same from a launch's parameter
+/// (each `ret` and `exit`, and each `exit` in a device function it calls), and `key` mixes the
+/// index with the kernel's parameters (their first 64 bytes); the module's `<tag>launch_key(child, buffer)` mixes the same from a launch's parameter
 /// buffer: the launch hook records each launch under its key, and the grid it made finds it by
 /// its own. Without it, key is 0 and launch_key always returns 0.
 ///

@@ -129,13 +129,18 @@ struct Workload {
         "tessellate_scaled(" + std::to_string(n) + " lines, " + stream_name(stream) + "): ";
     // Measured on an H100 (CUDA 13): with named streams, launches past the pending launch pool
     // sometimes fail with error 69 and sometimes stall the GPU until the check is stopped.
-    cdplab::harness::advise_on_hang(
+    std::string advice =
         "Here a hang most likely means the pending launch pool is too small for " + std::to_string(n) +
         " child launches: with named streams, launches past the pool can stall the GPU instead of failing "
         "with cudaErrorLaunchPendingCountExceeded. Raise cudaLimitDevRuntimePendingLaunchCount from the host "
-        "before the parent launch (at least one pending launch per line). If your code already does, tell your "
-        "instructor: this check has also stalled with the reference solution on an H100, a fault of the grader "
-        "that is not yet understood (the instructor guide, \"Honesty guarantees and their limits\")");
+        "before the parent launch (at least one pending launch per line).";
+    // Until the cause is known: only the named-stream runs have stalled with the reference.
+    if (stream == ChildStream::named) {
+      advice += " If your code already does, tell your instructor: ten thousand named-stream children have also "
+                "stalled with the reference solution on an H100, a fault of the grader not yet understood (the "
+                "instructor guide, \"Honesty guarantees and their limits\")";
+    }
+    cdplab::harness::advise_on_hang(advice);
     try {
       cdplab::bezier::tessellate_scaled(device.lines.data(), device.out.data(), n, stream, t);
     } catch (const cdplab::DeviceLaunchError& error) {

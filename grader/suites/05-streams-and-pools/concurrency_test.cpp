@@ -1,7 +1,8 @@
 // Checks of exercise concurrency: launch_timed_children and its kernel concurrency_parent, which
 // launches the file's concurrency_child. The checks read when each child grid ran from the
-// grader's own record of the exercise's grids (device_code.h: check_grid_timeline), never from
-// the spans the children write, and judge those timelines with support/streams_verdicts.h.
+// grader's own record of the exercise's grids (device_code.h: check_grid_timeline) and judge the
+// order from that record alone (support/streams_verdicts.h); of the spans the children write they
+// ask only that each lies within the recorded run of the child that should have written it.
 #include "harness.h"
 
 #include "cdplab/streams.h"
@@ -68,7 +69,7 @@ std::vector<Span> run_children(LaunchStrategy strategy, unsigned blocks, unsigne
   if (!all_ran.ok) return {};
   const auto worked = verdicts::judge_children_worked(spans, child_ns);
   CHECK_MESSAGE(worked.ok, worked.message);
-  const auto written = verdicts::judge_returned_spans(returned, blocks, threads, child_ns);
+  const auto written = verdicts::judge_returned_spans(returned, spans, blocks, threads, child_ns);
   CHECK_MESSAGE(written.ok, written.message);
   // The timeline may look right with children in another kind of stream: each launch is judged
   // where it went, as the grader saw it made.

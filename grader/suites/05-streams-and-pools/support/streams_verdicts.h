@@ -109,7 +109,7 @@ inline Verdict judge_all_ran(const std::vector<Span>& spans, unsigned blocks, un
 
 /// Every recorded child grid lasted at least `child_ns`: the parent passed its own child_ns on (a
 /// child told to work less ends early, and a timeline of such children tells the strategies apart
-/// no more). The record's start and end enclose the child's own wait, on one SM's clock.
+/// no more). The record's start and end enclose the child's own wait, on the same global timer.
 inline Verdict judge_children_worked(const std::vector<Span>& spans, unsigned child_ns) {
   const auto short_one =
       std::find_if(spans.begin(), spans.end(), [&](const Span& s) { return s.end_ns - s.start_ns < child_ns; });
@@ -122,10 +122,12 @@ inline Verdict judge_children_worked(const std::vector<Span>& spans, unsigned ch
 }
 
 /// What launch_timed_children returned: one span per parent thread, in slot order, each written by
-/// its own child (start and end, at least `child_ns` apart). A child given another thread's slot
-/// writes over that slot and leaves its own at zero.
-inline Verdict judge_returned_spans(const std::vector<Span>& returned, unsigned blocks, unsigned threads,
-                                    unsigned child_ns) {
+/// the child its own thread launched. `recorded` are the grids the grader saw (group: launching
+/// block, lane: launching thread; judge_all_ran has passed them): a child's own start and end lie
+/// within its grid's recorded start and end, so a slot written by another thread's child (slots
+/// given out shifted, say) shows. A child given another thread's slot also leaves its own at zero.
+inline Verdict judge_returned_spans(const std::vector<Span>& returned, const std::vector<Span>& recorded,
+                                    unsigned blocks, unsigned threads, unsigned child_ns) {
   const std::size_t expected = std::size_t{blocks} * threads;
   std::ostringstream out;
   if (returned.size() != expected) {
@@ -133,6 +135,8 @@ inline Verdict judge_returned_spans(const std::vector<Span>& returned, unsigned 
         << ", one per parent thread";
     return oracle::fail(out.str());
   }
+  const std::string advice = ": each thread passes its own slot, blockIdx.x * blockDim.x + threadIdx.x, and child_ns "
+                             "to concurrency_child, so that every child records its own span";
   for (std::size_t slot = 0; slot < expected; ++slot) {
     const Span& s = returned[slot];
     if (s.start_ns != 0 && s.end_ns >= s.start_ns + child_ns) continue;
@@ -140,8 +144,20 @@ inline Verdict judge_returned_spans(const std::vector<Span>& returned, unsigned 
         << slot % threads << ") ";
     if (s.start_ns == 0) out << "was never written";
     else out << "lasted " << (s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0) << " ns, less than " << child_ns;
-    out << ": each thread passes its own slot, blockIdx.x * blockDim.x + threadIdx.x, and child_ns to "
-        << "concurrency_child, so that every child records its own span";
+    out << advice;
+    return oracle::fail(out.str());
+  }
+  for (const Span& grid : recorded) {
+    if (grid.group >= blocks || grid.lane >= threads) continue;
+    const std::size_t slot = std::size_t{grid.group} * threads + grid.lane;
+    const Span& s = returned[slot];
+    if (s.start_ns >= grid.start_ns && s.end_ns <= grid.end_ns) continue;
+    const bool later = s.start_ns >= grid.start_ns;
+    out << "span " << slot << " of what launch_timed_children returned (block " << grid.group << " thread "
+        << grid.lane << ") was not written by the child that thread launched: that child's grid ran "
+        << grid.end_ns - grid.start_ns << " ns, and the span starts "
+        << (later ? s.start_ns - grid.start_ns : grid.start_ns - s.start_ns) << " ns " << (later ? "after" : "before")
+        << " that grid started and lasts " << (s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0) << " ns" << advice;
     return oracle::fail(out.str());
   }
   return oracle::pass();
