@@ -83,6 +83,13 @@ std::vector<Span> run_children(LaunchStrategy strategy, unsigned blocks, unsigne
   return spans;
 }
 
+const char* const kNamedStreamsAdvice =
+    "Each thread creates its own stream with cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), launches "
+    "into it (the fourth launch parameter) and then destroys it with cudaStreamDestroy.";
+const char* const kFireAndForgetAdvice =
+    "Launch into cudaStreamFireAndForget (the fourth launch parameter): every such launch runs independently of the "
+    "others.";
+
 }  // namespace
 
 GPU_CHECK("null stream serialises each block") {
@@ -103,21 +110,33 @@ GPU_CHECK("null stream blocks overlap each other") {
 GPU_CHECK("named streams overlap") {
   const auto spans = run_children(LaunchStrategy::named_streams, 4, 32, 100000);
   if (spans.empty()) return;
-  const auto verdict = verdicts::judge_overlap_within_blocks(
-      spans, "named streams",
-      "Each thread creates its own stream with cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), launches "
-      "into it (the fourth launch parameter) and then destroys it with cudaStreamDestroy.");
+  const auto verdict = verdicts::judge_overlap_within_blocks(spans, "named streams", kNamedStreamsAdvice);
   CHECK_MESSAGE(verdict.ok, verdict.message);
 }
 
 GPU_CHECK("fire-and-forget overlaps") {
   const auto spans = run_children(LaunchStrategy::fire_and_forget, 4, 32, 100000);
   if (spans.empty()) return;
-  const auto verdict = verdicts::judge_overlap_within_blocks(
-      spans, "fire-and-forget",
-      "Launch into cudaStreamFireAndForget (the fourth launch parameter): every such launch runs independently of "
-      "the others.");
+  const auto verdict = verdicts::judge_overlap_within_blocks(spans, "fire-and-forget", kFireAndForgetAdvice);
   CHECK_MESSAGE(verdict.ok, verdict.message);
+}
+
+GPU_CHECK("one thread and a block of 1024 threads") {
+  // The sizes the contract allows at its ends: a parent of one thread, and one block of the most
+  // threads a block may have (code that assumes blocks of 32 fails here, not in the checks above).
+  for (const LaunchStrategy strategy :
+       {LaunchStrategy::null_stream, LaunchStrategy::named_streams, LaunchStrategy::fire_and_forget}) {
+    CAPTURE(cdplab::streams::to_string(strategy));
+    (void)run_children(strategy, 1, 1, 20000);
+    const auto spans = run_children(strategy, 1, 1024, 20000);
+    if (spans.empty()) continue;
+    const auto verdict =
+        strategy == LaunchStrategy::null_stream ? verdicts::judge_serial_within_blocks(spans)
+        : strategy == LaunchStrategy::named_streams
+            ? verdicts::judge_overlap_within_blocks(spans, "named streams", kNamedStreamsAdvice)
+            : verdicts::judge_overlap_within_blocks(spans, "fire-and-forget", kFireAndForgetAdvice);
+    CHECK_MESSAGE(verdict.ok, verdict.message);
+  }
 }
 
 GPU_CHECK("a failed launch reaches the host") {
