@@ -230,16 +230,21 @@ std::size_t body_end(const std::string& ptx, std::size_t body) {
   return std::string::npos;
 }
 
+/// A guard predicate's register: `%p1`, or a name inline assembly declared (`p`).
+constexpr const char* kPtxPredicate = R"([%A-Za-z_$][A-Za-z0-9_$]*)";
+
 /// `body` with every `ret;` and `exit;` (guarded or not) made a branch to `label`.
 std::string with_exits_to(const std::string& body, const std::string& label) {
-  static const std::regex exit(R"((^|\n)([ \t]*)(@!?[%A-Za-z_$][A-Za-z0-9_$]*[ \t]+)?(?:ret|exit)(?:\.uni)?[ \t]*;)");
+  static const std::regex exit(std::string(R"((^|\n)([ \t]*)(@!?)") + kPtxPredicate +
+                                R"([ \t]+)?(?:ret|exit)(?:\.uni)?[ \t]*;)");
   return std::regex_replace(body, exit, "$1$2$3bra \t" + label + ";");
 }
 
 /// A device function's `body` with the block-end hook `end` called before every `exit;` in it: a
 /// thread that leaves its kernel from inside a function still ends its warp's part of the grid.
 std::string with_exits_through(const std::string& body, const std::string& end) {
-  static const std::regex exit(R"((^|\n)([ \t]*)(?:@(!?)([%A-Za-z_$][A-Za-z0-9_$]*)[ \t]+)?exit(?:\.uni)?[ \t]*;)");
+  static const std::regex exit(std::string(R"((^|\n)([ \t]*)(?:@(!?)()") + kPtxPredicate +
+                                R"()[ \t]+)?exit(?:\.uni)?[ \t]*;)");
   std::string out;
   std::size_t copied = 0;
   int guarded = 0;

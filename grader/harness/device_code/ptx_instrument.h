@@ -23,9 +23,9 @@ namespace cdplab::harness::device_code {
 /// usual one. `kernel` is the kernel's index in `kernels`. With `record_grids` (the timeline: asked
 /// for with CDPLAB_GRID_RECORDING=on) each kernel also calls `<tag>block_end()` wherever it ends
 /// (each `ret` and `exit`, and each `exit` in a device function it calls), and `key` mixes the
-/// index with the kernel's parameters (their first 64 bytes); the module's `<tag>launch_key(child, buffer)` mixes the same from a launch's parameter
-/// buffer: the launch hook records each launch under its key, and the grid it made finds it by
-/// its own. Without it, key is 0 and launch_key always returns 0.
+/// index with the kernel's parameters (their first 64 bytes); the module's
+/// `<tag>launch_key(child, buffer)` mixes the same from a launch's parameter buffer: the launch
+/// hook records each launch under its key, and the grid it made finds it by its own. Without it, key is 0 and launch_key always returns 0.
 ///
 /// Each parameter-buffer request (`__cudaCDP2GetParameterBufferV2`, the first half of a `<<< >>>`
 /// in device code) calls `<tag>GetParameterBufferFrom` instead, with one argument more: the index

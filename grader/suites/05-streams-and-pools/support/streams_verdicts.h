@@ -137,13 +137,14 @@ inline Verdict judge_returned_spans(const std::vector<Span>& returned, const std
   }
   const std::string advice = ": each thread passes its own slot, blockIdx.x * blockDim.x + threadIdx.x, and child_ns "
                              "to concurrency_child, so that every child records its own span";
+  const auto length_ns = [](const Span& s) { return s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0ull; };
   for (std::size_t slot = 0; slot < expected; ++slot) {
     const Span& s = returned[slot];
     if (s.start_ns != 0 && s.end_ns >= s.start_ns + child_ns) continue;
     out << "span " << slot << " of what launch_timed_children returned (block " << slot / threads << " thread "
         << slot % threads << ") ";
     if (s.start_ns == 0) out << "was never written";
-    else out << "lasted " << (s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0) << " ns, less than " << child_ns;
+    else out << "lasted " << length_ns(s) << " ns, less than " << child_ns;
     out << advice;
     return oracle::fail(out.str());
   }
@@ -157,7 +158,7 @@ inline Verdict judge_returned_spans(const std::vector<Span>& returned, const std
         << grid.lane << ") was not written by the child that thread launched: that child's grid ran "
         << grid.end_ns - grid.start_ns << " ns, and the span starts "
         << (later ? s.start_ns - grid.start_ns : grid.start_ns - s.start_ns) << " ns " << (later ? "after" : "before")
-        << " that grid started and lasts " << (s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0) << " ns" << advice;
+        << " that grid started and lasts " << length_ns(s) << " ns" << advice;
     return oracle::fail(out.str());
   }
   return oracle::pass();
