@@ -313,10 +313,11 @@ TEST_CASE("device code: a grid's launch key reads its parameters where the launc
       "\t.param .u32 _Z4workPiiS_c_param_1,\n\t.param .align 8 .b8 _Z4workPiiS_c_param_2[12],\n"
       "\t.param .u8 _Z4workPiiS_c_param_3,\n\t.param .u64 .ptr .global .align 1 _Z4workPiiS_c_param_4\n)\n"
       "{\n\t.reg .pred %p<2>;\n\tsetp.eq.u32 %p1, 1, 1;\n"
-      "\t@%p1 ret;\n\tret;\n}\n"
-      // A thread may leave its kernel from inside a device function, guarded or not.
+      "\t@%p1 ret;\n$L__BB0_1: ret; // not this: ret;\n\tret;\n}\n"
+      // A thread may leave its kernel from inside a device function, guarded or not, on a line of
+      // its own or not (inline assembly's `{ exit; }`); a comment's "exit;" is not a statement.
       ".func _Z4quitb()\n{\n\t.reg .pred %q<2>;\n\t.reg .pred p9;\n\tsetp.eq.u32 %q1, 1, 1;\n\tsetp.eq.u32 p9, 1, 1;\n"
-      "\t@!%q1 exit;\n\t@p9 exit;\n\texit;\n}\n"
+      "\t@!%q1 exit;\n\t@p9 exit;\n\t{ exit; }\n\t// ; exit;\n\texit;\n}\n"
       ".visible .entry _Z4idlev()\n{\n\tcall.uni \t_Z4quitb;\n\texit;\n}\n";
   const auto instrumented = instrument_ptx(ptx, tag, true);
   const std::string& out = instrumented.ptx;
@@ -334,14 +335,18 @@ TEST_CASE("device code: a grid's launch key reads its parameters where the launc
   CHECK(count_of(out, "ld.u8 \t%cdplab_h, [%cdplab_k2+28];") == 1);
   CHECK(count_of(out, "ld.b64 \t%cdplab_k1, [%cdplab_k2+32];") == 1);
   CHECK(count_of(out, ".visible .func  (.param .b64 cdplab_key_out) " + tag + "launch_key(") == 1);
-  // Every way out of a kernel goes through the block-end hook: the guarded return too.
+  // Every way out of a kernel goes through the block-end hook: the guarded return too, and one
+  // after a label on its line; the comment stays as it was.
   CHECK(count_of(out, "@%p1 bra \t$cdplab_end_0;") == 1);
+  CHECK(count_of(out, "$L__BB0_1: bra \t$cdplab_end_0; // not this: ret;") == 1);
   CHECK(count_of(out, "$cdplab_end_1:\n\tcall \t" + tag + "block_end;") == 1);
-  // ... and so does every way out of a device function that ends the thread.
-  CHECK(count_of(out, "@%q1 bra \t$cdplab_stays_0;\n\tcall \t" + tag + "block_end;\n\texit;\n$cdplab_stays_0:") == 1);
-  CHECK(count_of(out, "@!p9 bra \t$cdplab_stays_1;\n\tcall \t" + tag + "block_end;\n\texit;\n$cdplab_stays_1:") == 1);
-  CHECK(count_of(out, "\tcall \t" + tag + "block_end;\n\texit;") == 3);
-  CHECK(count_of(out, "\texit;") == 3);
+  // ... and so does every way out of a device function that ends the thread, under its guard.
+  CHECK(count_of(out, "\t@!%q1 call \t" + tag + "block_end;\n\t@!%q1 exit;") == 1);
+  CHECK(count_of(out, "\t@p9 call \t" + tag + "block_end;\n\t@p9 exit;") == 1);
+  CHECK(count_of(out, "\t{ call \t" + tag + "block_end;\n\texit; }") == 1);
+  CHECK(count_of(out, "\t// ; exit;\n") == 1);
+  CHECK(count_of(out, "call \t" + tag + "block_end;\n\t") == 6);  // four in the function, two in the kernels
+  CHECK(count_of(out, "exit;") == 5);  // the function's four and the comment's
   // It links: ptxas accepts what was added.
   const auto result = link_device_code({{"exercise", out}, {"hooks", hooks_ptx(tag, hook_state_key(tag))}},
                                        {CDPLAB_CUDADEVRT}, "sm_" + std::string(CDPLAB_PTX_ARCHITECTURE));

@@ -233,35 +233,59 @@ std::size_t body_end(const std::string& ptx, std::size_t body) {
 /// A guard predicate's register: `%p1`, or a name inline assembly declared (`p`).
 constexpr const char* kPtxPredicate = R"([%A-Za-z_$][A-Za-z0-9_$]*)";
 
+/// `body` with every statement that `statement` matches rewritten by `rewrite`: statements at a
+/// line's start or after a `{`, `}`, `;` or label on the same line (inline assembly may write
+/// `{ exit; }`), never inside a `//` comment. `statement` must start with `(^|[;{}:])([ \t]*)`.
+std::string with_statements_rewritten(const std::string& body, const std::regex& statement,
+                                      const std::function<std::string(const std::smatch&)>& rewrite) {
+  std::string out;
+  out.reserve(body.size() + 256);
+  std::size_t from = 0;
+  while (from <= body.size()) {
+    std::size_t line_end = body.find('\n', from);
+    if (line_end == std::string::npos) line_end = body.size();
+    const std::size_t comment = body.find("//", from);
+    const std::size_t code_end = comment < line_end ? comment : line_end;
+    const std::string code = body.substr(from, code_end - from);
+    std::size_t copied = 0;
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), statement); it != std::sregex_iterator(); ++it) {
+      const std::smatch& m = *it;
+      out.append(code, copied, static_cast<std::size_t>(m.position(0)) - copied);
+      out += rewrite(m);
+      copied = static_cast<std::size_t>(m.position(0) + m.length(0));
+    }
+    out.append(code, copied, std::string::npos);
+    out.append(body, code_end, line_end - code_end);  // the comment, if any
+    if (line_end == body.size()) break;
+    out += '\n';
+    from = line_end + 1;
+  }
+  return out;
+}
+
+/// The start of a statement: a line's start or a `{`, `}`, `;` or label before it on the line
+/// ($1), and the blanks before it ($2).
+constexpr const char* kStatementStart = R"((^|[;{}:])([ \t]*))";
+
 /// `body` with every `ret;` and `exit;` (guarded or not) made a branch to `label`.
 std::string with_exits_to(const std::string& body, const std::string& label) {
-  static const std::regex exit(std::string(R"((^|\n)([ \t]*)(@!?)") + kPtxPredicate +
-                                R"([ \t]+)?(?:ret|exit)(?:\.uni)?[ \t]*;)");
-  return std::regex_replace(body, exit, "$1$2$3bra \t" + label + ";");
+  static const std::regex exit(std::string(kStatementStart) + "(@!?" + kPtxPredicate +
+                               R"([ \t]+)?(?:ret|exit)(?:\.uni)?[ \t]*;)");
+  return with_statements_rewritten(body, exit, [&label](const std::smatch& m) {
+    return m.str(1) + m.str(2) + m.str(3) + "bra \t" + label + ";";
+  });
 }
 
 /// A device function's `body` with the block-end hook `end` called before every `exit;` in it: a
 /// thread that leaves its kernel from inside a function still ends its warp's part of the grid.
+/// A guarded exit guards the call too.
 std::string with_exits_through(const std::string& body, const std::string& end) {
-  static const std::regex exit(std::string(R"((^|\n)([ \t]*)(?:@(!?)()") + kPtxPredicate +
-                                R"()[ \t]+)?exit(?:\.uni)?[ \t]*;)");
-  std::string out;
-  std::size_t copied = 0;
-  int guarded = 0;
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), exit); it != std::sregex_iterator(); ++it) {
-    const std::smatch& m = *it;
-    out.append(body, copied, static_cast<std::size_t>(m.position(0)) - copied);
-    const std::string indent = m.str(1) + m.str(2);
-    const std::string call = "\tcall \t" + end + ";\n\texit;";
-    if (m[4].matched) {  // `@p exit;`: past the call and the exit unless p
-      const std::string past = "$cdplab_stays_" + std::to_string(guarded++);
-      out += indent + "@" + (m.str(3).empty() ? "!" : "") + m.str(4) + " bra \t" + past + ";\n" + call + "\n" + past + ":";
-    } else {
-      out += indent + call;
-    }
-    copied = static_cast<std::size_t>(m.position(0) + m.length(0));
-  }
-  return out.append(body, copied, std::string::npos);
+  static const std::regex exit(std::string(kStatementStart) + "(@!?" + kPtxPredicate +
+                               R"([ \t]+)?exit(?:\.uni)?[ \t]*;)");
+  return with_statements_rewritten(body, exit, [&end](const std::smatch& m) {
+    const std::string guard = m.str(3);
+    return m.str(1) + m.str(2) + guard + "call \t" + end + ";\n\t" + guard + "exit;";
+  });
 }
 
 /// Every kernel defined in `ptx` made to record its grids (see instrument_ptx): it computes its
