@@ -313,7 +313,7 @@ TEST_CASE("device code: a grid's launch key reads its parameters where the launc
       "\t.param .u32 _Z4workPiiS_c_param_1,\n\t.param .align 8 .b8 _Z4workPiiS_c_param_2[12],\n"
       "\t.param .u8 _Z4workPiiS_c_param_3,\n\t.param .u64 .ptr .global .align 1 _Z4workPiiS_c_param_4\n)\n"
       "{\n\t.reg .pred %p<2>;\n\tsetp.eq.u32 %p1, 1, 1;\n"
-      "\t@%p1 ret;\n$L__BB0_1: ret; // not this: ret;\n\tret;\n}\n"
+      "\t@%p1 ret;\n$L__BB0_1: ret; // not this: ret;\n\t{ ret; }\n\tret;\n}\n"
       // A thread may leave its kernel from inside a device function, guarded or not, on a line of
       // its own or not (inline assembly's `{ exit; }`); a comment's "exit;" is not a statement.
       ".func _Z4quitb()\n{\n\t.reg .pred %q<2>;\n\t.reg .pred p9;\n\tsetp.eq.u32 %q1, 1, 1;\n\tsetp.eq.u32 p9, 1, 1;\n"
@@ -339,6 +339,7 @@ TEST_CASE("device code: a grid's launch key reads its parameters where the launc
   // after a label on its line; the comment stays as it was.
   CHECK(count_of(out, "@%p1 bra \t$cdplab_end_0;") == 1);
   CHECK(count_of(out, "$L__BB0_1: bra \t$cdplab_end_0; // not this: ret;") == 1);
+  CHECK(count_of(out, "\t{ bra \t$cdplab_end_0; }") == 1);
   CHECK(count_of(out, "$cdplab_end_1:\n\tcall \t" + tag + "block_end;") == 1);
   // ... and so does every way out of a device function that ends the thread, under its guard.
   CHECK(count_of(out, "\t@!%q1 call \t" + tag + "block_end;\n\t@!%q1 exit;") == 1);
