@@ -28,7 +28,7 @@ struct DeviceRuntimeCounts {
   unsigned long long heap_injected;      ///< allocations the grader made fail on purpose
 };
 
-/// How many stream handles the hooks remember as destroyed in one run (a run that destroys more
+/// How many destroyed streams the hooks remember in one run (a run that destroys more
 /// forgets the oldest slots it cannot place: a launch into one of those goes unseen).
 inline constexpr int kDestroyedStreamSlots = 4096;
 
@@ -130,8 +130,9 @@ struct HookState {
   DeviceRuntimeControl control;
   /// Threads owed an injected error by their next error read, as (grid, thread) keys; 0 is free.
   unsigned long long owed[64];
-  /// Stream handles destroyed in this run and not handed out again by a later create (an open
-  /// addressing table: 0 is free, kForgotten a handle created again).
+  /// Streams destroyed in this run and not handed out again by a later create in the same block,
+  /// each as its handle mixed with its block (an open addressing table: 0 is free, kForgotten a
+  /// handle created again).
   unsigned long long destroyed[kDestroyedStreamSlots];
   /// The launch tree of this run: one slot per (caller, child) edge.
   LaunchEdgeCounts edges[kLaunchEdgeSlots];

@@ -94,40 +94,52 @@ __device__ cudaError_t owed_error(bool take) {
 constexpr unsigned long long kForgotten = ~0ull;
 constexpr int kProbes = 64;  ///< slots looked at from a handle's home slot
 
-/// The table slot a stream handle's search looks at `probe` places after its home slot.
-__device__ unsigned long long& destroyed_slot(cudaStream_t stream, int probe) {
-  return state().destroyed[probe_slot(reinterpret_cast<unsigned long long>(stream), probe,
-                                      cdplab::harness::kDestroyedStreamSlots)];
+/// A stream as the destroyed-stream table keeps it: its handle in the block of this thread. A
+/// device-side stream belongs to the block that created it, and the CUDA Programming Guide does
+/// not promise its handle is unique between blocks: another block's stream of the same handle,
+/// destroyed, must not make a launch into this block's live one look like a launch into a
+/// destroyed stream. Never 0 (a free slot) or kForgotten.
+__device__ unsigned long long block_stream(cudaStream_t stream) {
+  unsigned long long key = reinterpret_cast<unsigned long long>(stream) ^ (this_grid() * 0x9e3779b97f4a7c15ull) ^
+                           ((linear_block() + 1) * 0xc2b2ae3d27d4eb4full);
+  if (key == 0ull || key == kForgotten) key = 1ull;
+  return key;
 }
 
-/// Whether this call added the handle (false: it was there already, from an earlier destroy, or no
-/// slot was free).
+/// The table slot a stream key's search looks at `probe` places after its home slot.
+__device__ unsigned long long& destroyed_slot(unsigned long long key, int probe) {
+  return state().destroyed[probe_slot(key, probe, cdplab::harness::kDestroyedStreamSlots)];
+}
+
+/// Whether this call added the stream (false: it was there already, from an earlier destroy, or
+/// no slot was free).
 __device__ bool remember_destroyed(cudaStream_t stream) {
-  const unsigned long long handle = reinterpret_cast<unsigned long long>(stream);
+  const unsigned long long key = block_stream(stream);
   for (int probe = 0; probe < kProbes; ++probe) {
-    unsigned long long& slot = destroyed_slot(stream, probe);
-    const unsigned long long seen = atomicCAS(&slot, 0ull, handle);
+    unsigned long long& slot = destroyed_slot(key, probe);
+    const unsigned long long seen = atomicCAS(&slot, 0ull, key);
     if (seen == 0ull) return true;
-    if (seen == handle) return false;
-    if (seen == kForgotten && atomicCAS(&slot, kForgotten, handle) == kForgotten) return true;
+    if (seen == key) return false;
+    if (seen == kForgotten && atomicCAS(&slot, kForgotten, key) == kForgotten) return true;
   }
   return false;
 }
 
-/// A create that returns a handle destroyed before: that handle names a live stream again.
+/// A create that returns a handle destroyed before in this block: that handle names a live stream
+/// again.
 __device__ void forget_destroyed(cudaStream_t stream) {
-  const unsigned long long handle = reinterpret_cast<unsigned long long>(stream);
+  const unsigned long long key = block_stream(stream);
   for (int probe = 0; probe < kProbes; ++probe) {
-    const unsigned long long seen = atomicCAS(&destroyed_slot(stream, probe), handle, kForgotten);
+    const unsigned long long seen = atomicCAS(&destroyed_slot(key, probe), key, kForgotten);
     if (seen == 0ull) return;
   }
 }
 
 __device__ bool destroyed(cudaStream_t stream) {
-  const unsigned long long handle = reinterpret_cast<unsigned long long>(stream);
+  const unsigned long long key = block_stream(stream);
   for (int probe = 0; probe < kProbes; ++probe) {
-    const unsigned long long seen = *static_cast<volatile unsigned long long*>(&destroyed_slot(stream, probe));
-    if (seen == handle) return true;
+    const unsigned long long seen = *static_cast<volatile unsigned long long*>(&destroyed_slot(key, probe));
+    if (seen == key) return true;
     if (seen == 0ull) return false;
   }
   return false;
