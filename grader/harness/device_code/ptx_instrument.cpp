@@ -244,9 +244,8 @@ std::string with_statements_rewritten(const std::string& body, const std::regex&
   while (from <= body.size()) {
     std::size_t line_end = body.find('\n', from);
     if (line_end == std::string::npos) line_end = body.size();
-    const std::size_t comment = body.find("//", from);
-    const std::size_t code_end = comment < line_end ? comment : line_end;
-    const std::string code = body.substr(from, code_end - from);
+    const std::string line = body.substr(from, line_end - from);
+    const std::string code = line.substr(0, line.find("//"));  // the whole line where it has no comment
     std::size_t copied = 0;
     for (auto it = std::sregex_iterator(code.begin(), code.end(), statement); it != std::sregex_iterator(); ++it) {
       const std::smatch& m = *it;
@@ -255,7 +254,7 @@ std::string with_statements_rewritten(const std::string& body, const std::regex&
       copied = static_cast<std::size_t>(m.position(0) + m.length(0));
     }
     out.append(code, copied, std::string::npos);
-    out.append(body, code_end, line_end - code_end);  // the comment, if any
+    out.append(line, code.size(), std::string::npos);  // the comment, if any
     if (line_end == body.size()) break;
     out += '\n';
     from = line_end + 1;
